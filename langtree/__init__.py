@@ -1,0 +1,12 @@
+"""LangTree: structured LLM generation described as a tree of Pydantic models."""
+
+from langtree.dsl import parse_command
+from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
+
+__all__ = [
+    "CommandParseError",
+    "ExecutionError",
+    "LangTreeError",
+    "StructureError",
+    "parse_command",
+]

@@ -1,0 +1,379 @@
+"""Parse one DSL command into a command object.
+
+One short function per grammar rule, each with its EBNF line as docstring. Whitespace is
+strict outside brackets (every prohibited place has its own message, worded as in the
+specification) and free inside ``[...]``, ``{{...}}`` and ``(...)``, where line breaks and
+``#`` comments may also stand: a multiline command parses as its single-line form would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from langtree.dsl.builtins import BUILTIN_COMMANDS
+from langtree.dsl.commands import (
+    AllCommand,
+    Command,
+    CommentCommand,
+    EachCommand,
+    ExecutionCommand,
+    NodeModifierCommand,
+    ResamplingCommand,
+    Span,
+    VariableAssignmentCommand,
+)
+from langtree.dsl.hints import suggest
+from langtree.dsl.mappings import parse_mapping_block, parse_path
+from langtree.dsl.tokenizer import Token, Tokenizer
+from langtree.dsl.values import parse_arguments, parse_value
+
+__all__ = ["parse_command"]
+
+_AT_COMMANDS = ("each", "all", "sequential", "parallel", "resampled")
+_WORD_COMMANDS = ("together",)
+_AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
+_KNOWN_FORMS = (
+    "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
+    "@resampled[field]->mode, name=value or resample(...)/llm(...)"
+)
+_SPACE_AROUND_ARROW = "Space around '->' not allowed - use ']->' not '] ->' or '-> '"
+
+
+def parse_command(text: str) -> Command:
+    """Parse one command: a line starting with ``!``, possibly continued inside brackets.
+
+    Args:
+        text: The command text. Leading and trailing whitespace is ignored.
+
+    Returns:
+        The command object.
+
+    Raises:
+        CommandParseError: The text is not a valid command; the error carries the line,
+            column and a hint.
+
+    >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
+    'items'
+    """
+    tokens = Tokenizer(text)
+    return _parse_command(tokens)
+
+
+def _parse_command(tokens: Tokenizer) -> Command:
+    """command ::= "!" WS* command_body WS* comment?"""
+    tokens.skip_layout_before_bang()
+    if not tokens.check("BANG"):
+        tokens.fail_here(
+            "Command must start with '!'", hint="begin the command with '!', e.g. '! @sequential'"
+        )
+    tokens.consume("BANG")
+    tokens.skip_space()
+    if tokens.check("COMMENT"):
+        return CommentCommand(comment=tokens.consume("COMMENT").text[1:].strip())
+    command = _parse_body(tokens)
+    comment = _parse_end(tokens)
+    return dataclasses.replace(command, comment=comment) if comment else command
+
+
+def _parse_body(tokens: Tokenizer) -> Command:
+    """command_body ::= each | all | node_modifier | assignment | execution | resampling"""
+    if tokens.check("AT"):
+        return _parse_at_command(tokens)
+    if tokens.check("IDENT"):
+        return _parse_word_command(tokens, tokens.consume("IDENT"))
+    tokens.fail_here("Expected a command after '!'", hint=f"write one of {_KNOWN_FORMS}")
+
+
+def _parse_end(tokens: Tokenizer) -> str | None:
+    """end ::= WS* comment?"""
+    tokens.skip_space()
+    comment = tokens.consume("COMMENT").text[1:].strip() if tokens.check("COMMENT") else None
+    if tokens.at_end():
+        return comment
+    if tokens.check("NEWLINE"):
+        _fail_line_break(tokens)
+    tokens.fail_here(
+        "Unexpected text after the command",
+        hint="start a comment with '#', or put each command on its own '!' line",
+    )
+
+
+def _fail_line_break(tokens: Tokenizer) -> None:
+    tokens.fail(
+        "A command may continue on the next line only inside [...], {{...}} or (...)",
+        hint="join the lines, or break the line inside the brackets",
+        start=tokens.position,
+    )
+
+
+def _parse_at_command(tokens: Tokenizer) -> Command:
+    """at_command ::= "@" ("each" | "all" | "sequential" | "parallel" | "resampled")?"""
+    at = tokens.consume("AT")
+    if tokens.at_space():
+        tokens.fail(
+            "Space around '@' not allowed - use '@each' not '@ each' or ' @each'",
+            hint="write the command name right after '@', e.g. '@each'",
+            start=at.start,
+            end=tokens.position + 1,
+        )
+    if tokens.check("ARROW") or tokens.space_then("ARROW"):
+        return _parse_all(tokens, at)
+    if not tokens.check("IDENT"):
+        tokens.fail_here("Expected a command name after '@'", hint=f"write one of {_KNOWN_FORMS}")
+    name = tokens.consume("IDENT")
+    if name.text == "each":
+        return _parse_each(tokens, at)
+    if name.text == "all":
+        return _parse_all(tokens, at)
+    if name.text in ("sequential", "parallel"):
+        return NodeModifierCommand(
+            modifier="sequential" if name.text == "sequential" else "parallel"
+        )
+    if name.text == "resampled":
+        return _parse_resampled(tokens)
+    return _fail_unknown_command(tokens, name, f"@{name.text}", at.start)
+
+
+def _parse_word_command(tokens: Tokenizer, name: Token) -> Command:
+    """word_command ::= "together" | identifier "=" value | identifier "(" arguments ")" """
+    if name.text == "together":
+        return NodeModifierCommand(modifier="parallel")
+    if tokens.check("EQUALS"):
+        return _parse_assignment(tokens, name)
+    if tokens.check("LPAREN"):
+        return _parse_execution(tokens, name)
+    if tokens.space_then("EQUALS"):
+        tokens.fail(
+            "Space around '=' not allowed - use 'count=5' not 'count = 5'",
+            hint=f"write '{name.text}=' with no spaces",
+            start=name.end,
+            end=tokens.position + 2,
+        )
+    if tokens.space_then("LPAREN"):
+        tokens.fail(
+            "Space before '(' not allowed - use 'resample(5)' not 'resample (5)'",
+            hint=f"write '{name.text}(' with no space",
+            start=name.end,
+            end=tokens.position + 2,
+        )
+    return _fail_unknown_command(tokens, name, name.text, name.start)
+
+
+def _fail_unknown_command(tokens: Tokenizer, name: Token, spelled: str, start: int) -> Command:
+    candidates = [f"@{known}" for known in _AT_COMMANDS] + list(_WORD_COMMANDS)
+    tokens.fail(
+        f"Unknown command {spelled!r}",
+        hint=suggest(spelled, candidates, fallback=f"write one of {_KNOWN_FORMS}"),
+        start=start,
+        end=name.end,
+    )
+
+
+def _parse_each(tokens: Tokenizer, at: Token) -> EachCommand:
+    """each_command ::= "@each" inclusion? "->" destination "@{{" mappings "}}" "*" """
+    inclusion: tuple[str, Span] | None = None
+    if tokens.space_then("LBRACKET"):
+        tokens.fail(
+            "Space before '[' not allowed - use '@each[items]' not '@each [items]'",
+            hint="write '@each[' with no space",
+            start=tokens.position,
+            end=tokens.position + 1,
+        )
+    if tokens.check("LBRACKET"):
+        inclusion = _parse_inclusion(tokens)
+    _parse_arrow(tokens, after_bracket=inclusion is not None)
+    destination, destination_span = parse_path(tokens, what="destination")
+    mappings = parse_mapping_block(tokens, command="@each")
+    if not _parse_multiplicity(tokens):
+        tokens.fail(
+            "@each commands require '*' multiplicity indicator",
+            hint="add '*' right after '}}'",
+            start=tokens.position - 2,
+            end=tokens.position,
+        )
+    return EachCommand(
+        inclusion_path=inclusion[0] if inclusion else None,
+        destination_path=destination,
+        mappings=mappings,
+        has_multiplicity=True,
+        inclusion_span=inclusion[1] if inclusion else None,
+        destination_span=destination_span,
+    )
+
+
+def _parse_inclusion(tokens: Tokenizer) -> tuple[str, Span]:
+    """inclusion ::= "[" WS* path WS* "]" """
+    opening = tokens.consume("LBRACKET")
+    tokens.skip_layout()
+    if tokens.check("RBRACKET"):
+        tokens.fail(
+            "@each commands cannot have an empty inclusion path",
+            hint="name the list to iterate over, e.g. '@each[sections]'",
+            start=opening.start,
+            end=tokens.position + 1,
+        )
+    path = parse_path(tokens, what="inclusion")
+    tokens.skip_layout()
+    tokens.expect_closing("RBRACKET", opening)
+    _forbid_space_after_bracket(tokens)
+    return path
+
+
+def _forbid_space_after_bracket(tokens: Tokenizer) -> None:
+    if tokens.at_space() and not tokens.at_end():
+        tokens.fail(
+            "Space after ']' not allowed - use '[items]->' not '[items] ->'",
+            hint="write ']->' with no space",
+            start=tokens.position - 1,
+            end=tokens.position + 1,
+        )
+
+
+def _parse_arrow(tokens: Tokenizer, *, after_bracket: bool) -> None:
+    """arrow ::= "->"   (no whitespace on either side)"""
+    if tokens.space_then("ARROW"):
+        tokens.fail(_SPACE_AROUND_ARROW, hint="write '->' with no spaces", start=tokens.position)
+    if tokens.check("NEWLINE"):
+        _fail_line_break(tokens)
+    what = "']'" if after_bracket else "the command name"
+    arrow = tokens.expect(
+        "ARROW",
+        f"Expected '->' after {what}",
+        hint="commands send data with '->', e.g. '@all->task.target@{{prompt.x=field}}'",
+    )
+    if tokens.at_space():
+        tokens.fail(
+            _SPACE_AROUND_ARROW,
+            hint="write '->' with no spaces",
+            start=arrow.start,
+            end=tokens.position + 1,
+        )
+
+
+def _parse_multiplicity(tokens: Tokenizer) -> bool:
+    """multiplicity ::= "*" """
+    if tokens.space_then("STAR"):
+        tokens.fail(
+            "Space after '}}' not allowed - use '}}*' not '}} *'",
+            hint="write '}}*' with no space",
+            start=tokens.position - 2,
+            end=tokens.position + 2,
+        )
+    if tokens.check("STAR"):
+        tokens.consume("STAR")
+        return True
+    return False
+
+
+def _parse_all(tokens: Tokenizer, at: Token) -> AllCommand:
+    """all_command ::= ("@all" | "@") "->" destination "@{{" mappings "}}" "*"?"""
+    if tokens.check("LBRACKET") or tokens.space_then("LBRACKET"):
+        tokens.fail(
+            "@all commands cannot have inclusion brackets",
+            hint="use '@each[items]->...*' to iterate, or remove the brackets",
+            start=at.start,
+            end=tokens.position + 1,
+        )
+    _parse_arrow(tokens, after_bracket=False)
+    destination, destination_span = parse_path(tokens, what="destination")
+    mappings = parse_mapping_block(tokens, command="@all")
+    return AllCommand(
+        destination_path=destination,
+        mappings=mappings,
+        has_multiplicity=_parse_multiplicity(tokens),
+        destination_span=destination_span,
+    )
+
+
+def _parse_resampled(tokens: Tokenizer) -> ResamplingCommand:
+    """resampling_command ::= "@resampled" "[" identifier "]" "->" aggregation_function"""
+    if tokens.space_then("LBRACKET"):
+        tokens.fail(
+            "Space before '[' not allowed - use '@each[items]' not '@each [items]'",
+            hint="write '@resampled[' with no space",
+            start=tokens.position,
+            end=tokens.position + 1,
+        )
+    opening = tokens.expect(
+        "LBRACKET", "Expected '[' after '@resampled'", hint="write '@resampled[field]->mode'"
+    )
+    tokens.skip_layout()
+    field, field_span = parse_path(tokens, what="field")
+    if "." in field:
+        tokens.fail(
+            "@resampled takes one field of the current node, not a path",
+            hint=f"name the field alone, e.g. '@resampled[{field.rsplit('.', 1)[1]}]'",
+            start=tokens.position - len(field),
+            end=tokens.position,
+        )
+    tokens.skip_layout()
+    tokens.expect_closing("RBRACKET", opening)
+    _forbid_space_after_bracket(tokens)
+    _parse_arrow(tokens, after_bracket=True)
+    function = tokens.expect(
+        "IDENT",
+        "Expected an aggregation function after '->'",
+        hint=f"use one of {', '.join(_AGGREGATIONS)}",
+    )
+    if function.text not in _AGGREGATIONS:
+        tokens.fail(
+            f"Unknown aggregation function {function.text!r}",
+            hint=suggest(
+                function.text, _AGGREGATIONS, fallback=f"use one of {', '.join(_AGGREGATIONS)}"
+            ),
+            start=function.start,
+            end=function.end,
+        )
+    return ResamplingCommand(
+        field_name=field,
+        aggregation_function=function.text,  # type: ignore[arg-type]
+        field_span=field_span,
+    )
+
+
+def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:
+    """variable_assignment ::= identifier "=" value"""
+    equals = tokens.consume("EQUALS")
+    if name.text in ("true", "false"):
+        tokens.fail(
+            f"{name.text!r} is a reserved word and cannot be a variable name",
+            hint="choose another name",
+            start=name.start,
+            end=name.end,
+        )
+    if tokens.at_space() or tokens.at_end():
+        tokens.fail(
+            "Space around '=' not allowed - use 'count=5' not 'count = 5'"
+            if tokens.at_space()
+            else f"Missing value for variable {name.text!r}",
+            hint=f"write the value right after '=', e.g. '{name.text}=5' or '{name.text}=\"text\"'",
+            start=equals.start,
+            end=tokens.position + 1,
+        )
+    value, _ = parse_value(tokens, allow_variable=False)
+    assert not isinstance(value, tuple)
+    return VariableAssignmentCommand(variable_name=name.text, value=value)  # type: ignore[arg-type]
+
+
+def _parse_execution(tokens: Tokenizer, name: Token) -> ExecutionCommand:
+    """execution_command ::= identifier "(" arguments ")" """
+    signature = BUILTIN_COMMANDS.get(name.text)
+    if signature is None:
+        tokens.fail(
+            f"Unknown command {name.text!r}",
+            hint=suggest(
+                name.text,
+                list(BUILTIN_COMMANDS),
+                fallback="the built-in commands are llm and resample",
+            ),
+            start=name.start,
+            end=name.end,
+        )
+    call = parse_arguments(tokens)
+    bound = signature.bind(call.arguments, call.named_arguments)
+    if not isinstance(bound, dict):
+        start, end = call.span_of(bound.argument)
+        tokens.fail(bound.message, hint=bound.hint, start=start, end=end)
+    return ExecutionCommand(
+        command_name=name.text, arguments=call.arguments, named_arguments=call.named_arguments
+    )

@@ -1,0 +1,174 @@
+"""An on-demand tokenizer for one DSL command.
+
+The parser asks for the token it expects next (``check``/``consume``/``expect``), so the
+same characters can mean different things in different places, and every error knows the
+exact position it refers to. Positions are offsets into the command text; errors turn them
+into 1-based line and column.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import NoReturn
+
+from langtree.dsl.commands import Span
+from langtree.errors import CommandParseError
+
+__all__ = ["RULES", "Token", "Tokenizer"]
+
+RULES: dict[str, re.Pattern[str]] = {
+    "BANG": re.compile(r"!"),
+    "AT": re.compile(r"@"),
+    "ARROW": re.compile(r"->"),
+    "LBRACES": re.compile(r"\{\{"),
+    "RBRACES": re.compile(r"\}\}"),
+    "LBRACKET": re.compile(r"\["),
+    "RBRACKET": re.compile(r"\]"),
+    "LPAREN": re.compile(r"\("),
+    "RPAREN": re.compile(r"\)"),
+    "DOT": re.compile(r"\."),
+    "COMMA": re.compile(r","),
+    "EQUALS": re.compile(r"="),
+    "STAR": re.compile(r"\*"),
+    "COMMENT": re.compile(r"#[^\r\n]*"),
+    "STRING": re.compile(r""""(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'"""),
+    "NUMBER": re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.])"),
+    "IDENT": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
+    "SPACE": re.compile(r"[ \t]+"),
+    "NEWLINE": re.compile(r"\r\n|\n|\r"),
+}
+
+_CLOSERS = {"RBRACKET": ("[", "]"), "RBRACES": ("{{", "}}"), "RPAREN": ("(", ")")}
+_LEADING = re.compile(r"\s*")
+_LAYOUT = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
+_WORD = re.compile(r"[^\s,()\[\]{}]+|\S")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A piece of the command text: its rule name, its text and where it starts."""
+
+    name: str
+    text: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        """Offset just past the token."""
+        return self.start + len(self.text)
+
+
+class Tokenizer:
+    """Reads tokens from one command's text on request.
+
+    Args:
+        source: The whole command text (one line, or several for a multiline command).
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.position = 0
+        self._line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\n|\r", source)]
+
+    def check(self, name: str) -> bool:
+        """Whether the next characters form a token of rule ``name``."""
+        return RULES[name].match(self.source, self.position) is not None
+
+    def consume(self, name: str) -> Token:
+        """Read a token of rule ``name``; the caller has checked that it is there."""
+        match = RULES[name].match(self.source, self.position)
+        assert match is not None, f"consume({name!r}) without a matching check"
+        self.position = match.end()
+        return Token(name, match.group(), match.start())
+
+    def expect(self, name: str, message: str, *, hint: str) -> Token:
+        """Read a token of rule ``name``, or fail with ``message`` at the next word."""
+        if not self.check(name):
+            self.fail_here(message, hint=hint)
+        return self.consume(name)
+
+    def at_end(self) -> bool:
+        """Whether only whitespace is left."""
+        return not self.source[self.position :].strip()
+
+    def at_space(self) -> bool:
+        """Whether spaces or tabs come next."""
+        return self.check("SPACE")
+
+    def space_then(self, name: str) -> bool:
+        """Whether spaces or tabs come next, followed by a token of rule ``name``."""
+        match = RULES["SPACE"].match(self.source, self.position)
+        return match is not None and RULES[name].match(self.source, match.end()) is not None
+
+    def skip_space(self) -> None:
+        """Skip spaces and tabs (not line breaks)."""
+        if self.check("SPACE"):
+            self.consume("SPACE")
+
+    def skip_layout_before_bang(self) -> None:
+        """Skip whitespace and line breaks before the command's ``!``."""
+        self.position = _LEADING.match(self.source, self.position).end()  # type: ignore[union-attr]
+
+    def skip_layout(self) -> None:
+        """Skip spaces, line breaks and comments: the layout allowed inside brackets."""
+        match = _LAYOUT.match(self.source, self.position)
+        if match is not None:
+            self.position = match.end()
+
+    def expect_closing(self, name: str, opening: Token) -> Token:
+        """Read the bracket that closes ``opening``, or fail naming where it was opened."""
+        if self.check(name):
+            return self.consume(name)
+        opener, closer = _CLOSERS[name]
+        line, column = self.line_and_column(opening.start)
+        where = f"line {line}, column {column}"
+        if self.at_end():
+            self.fail(
+                f"Unclosed {opener!r} opened at {where}",
+                hint=f"add {closer!r} to close it",
+                start=opening.start,
+                end=opening.end,
+            )
+        self.fail_here(
+            f"Expected {closer!r} to close {opener!r} opened at {where}",
+            hint=f"separate items with ',' and close with {closer!r}",
+        )
+
+    def span(self, start: int, end: int) -> Span:
+        """The :class:`Span` of the characters ``start:end`` (cut at the end of the line)."""
+        line, column = self.line_and_column(start)
+        return Span(line=line, column=column, length=max(1, end - start))
+
+    def offset_of(self, span: Span) -> int:
+        """The offset where a :class:`Span` starts."""
+        return self._line_starts[span.line - 1] + span.column - 1
+
+    def next_word(self) -> Token:
+        """The next non-blank word (for messages), without reading it."""
+        match = _WORD.search(self.source, self.position)
+        if match is None:
+            return Token("END", "", len(self.source.rstrip()))
+        return Token("WORD", match.group(), match.start())
+
+    def fail_here(self, message: str, *, hint: str) -> NoReturn:
+        """Fail at the next word, naming it (or the end of the command) in the message."""
+        word = self.next_word()
+        found = "the end of the command" if word.name == "END" else repr(word.text)
+        self.fail(f"{message}, got {found}", hint=hint, start=word.start, end=word.end)
+
+    def fail(self, message: str, *, hint: str, start: int, end: int | None = None) -> NoReturn:
+        """Raise :class:`CommandParseError` for the characters ``start:end``."""
+        line, column = self.line_and_column(start)
+        line_start = self._line_starts[line - 1]
+        line_text = self.source[line_start:].splitlines()[0] if self.source[line_start:] else ""
+        length = max(1, (end if end is not None else start + 1) - start)
+        raise CommandParseError(
+            message, line=line, column=column, source_line=line_text, hint=hint, length=length
+        )
+
+    def line_and_column(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of an offset."""
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1

@@ -1,0 +1,141 @@
+"""Typed values and call arguments: strings, numbers, booleans and variable names."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from langtree.dsl.commands import Value, VariableReference
+from langtree.dsl.tokenizer import Token, Tokenizer
+
+__all__ = ["Call", "parse_arguments", "parse_value"]
+
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_UNESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+_BOOLEANS = {"true": True, "false": False}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """The arguments of an execution command, with where each one stands."""
+
+    arguments: tuple[Value, ...]
+    named_arguments: tuple[tuple[str, Value], ...]
+    spans: tuple[tuple[int, int], ...]
+    names: tuple[str | None, ...]
+    closing: Token
+
+    def span_of(self, argument: int | str | None) -> tuple[int, int]:
+        """The offsets of a positional (index) or named argument; the ``)`` otherwise."""
+        if isinstance(argument, str) and argument in self.names:
+            return self.spans[self.names.index(argument)]
+        if isinstance(argument, int) and argument < len(self.spans):
+            return self.spans[argument]
+        return self.closing.start, self.closing.end
+
+
+def parse_value(tokens: Tokenizer, *, allow_variable: bool) -> tuple[Value, Token]:
+    """value ::= string_literal | number_literal | boolean_literal | identifier"""
+    if tokens.check("STRING"):
+        token = tokens.consume("STRING")
+        return _decode_string(tokens, token), token
+    if tokens.check("NUMBER"):
+        token = tokens.consume("NUMBER")
+        return _decode_number(token.text), token
+    if tokens.check("IDENT"):
+        token = tokens.consume("IDENT")
+        if token.text in _BOOLEANS:
+            return _BOOLEANS[token.text], token
+        if not allow_variable:
+            _fail_unquoted(tokens, token)
+        return VariableReference(token.text), token
+    if tokens.source.startswith(("'", '"'), tokens.position):
+        tokens.fail(
+            "Unterminated string literal",
+            hint="close the string with the quote it starts with",
+            start=tokens.position,
+            end=len(tokens.source.split("\n", 1)[0]),
+        )
+    tokens.fail_here(
+        "Expected a value",
+        hint='write a quoted string ("text"), a number (5, 2.5), true or false',
+    )
+
+
+def _decode_number(text: str) -> int | float:
+    if re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    return float(text)
+
+
+def _decode_string(tokens: Tokenizer, token: Token) -> str:
+    body = token.text[1:-1]
+    for match in _ESCAPE.finditer(body):
+        if match.group(1) not in _UNESCAPES:
+            start = token.start + 1 + match.start()
+            tokens.fail(
+                f"Unknown escape sequence {match.group()!r} in string",
+                hint="escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
+                start=start,
+                end=start + 2,
+            )
+    return _ESCAPE.sub(lambda match: _UNESCAPES[match.group(1)], body)
+
+
+def _fail_unquoted(tokens: Tokenizer, token: Token) -> None:
+    if token.text.lower() in _BOOLEANS:
+        hint = f"booleans are lower case: write {token.text.lower()!r}"
+    else:
+        hint = f'quote text: write "{token.text}"'
+    tokens.fail(
+        f"Unquoted value {token.text!r} must be a number, true or false",
+        hint=hint,
+        start=token.start,
+        end=token.end,
+    )
+
+
+def parse_arguments(tokens: Tokenizer) -> Call:
+    """arguments ::= "(" WS* (argument (WS* "," WS* argument)* WS* ","?)? WS* ")" """
+    opening = tokens.consume("LPAREN")
+    positional: list[Value] = []
+    named: list[tuple[str, Value]] = []
+    spans: list[tuple[int, int]] = []
+    names: list[str | None] = []
+    tokens.skip_layout()
+    while not tokens.check("RPAREN") and not tokens.at_end():
+        name, value, start = _parse_argument(tokens)
+        if name is None and named:
+            tokens.fail(
+                "Positional argument follows named argument",
+                hint="put positional arguments first",
+                start=start,
+                end=tokens.position,
+            )
+        if name is None:
+            positional.append(value)
+        else:
+            named.append((name, value))
+        spans.append((start, tokens.position))
+        names.append(name)
+        tokens.skip_layout()
+        if not tokens.check("COMMA"):
+            break
+        tokens.consume("COMMA")
+        tokens.skip_layout()
+    closing = tokens.expect_closing("RPAREN", opening)
+    return Call(tuple(positional), tuple(named), tuple(spans), tuple(names), closing)
+
+
+def _parse_argument(tokens: Tokenizer) -> tuple[str | None, Value, int]:
+    """argument ::= identifier WS* "=" WS* value | value"""
+    start = tokens.position
+    if tokens.check("IDENT"):
+        name = tokens.consume("IDENT")
+        tokens.skip_layout()
+        if tokens.check("EQUALS"):
+            tokens.consume("EQUALS")
+            tokens.skip_layout()
+            return name.text, parse_value(tokens, allow_variable=True)[0], start
+        tokens.position = start
+    return None, parse_value(tokens, allow_variable=True)[0], start
