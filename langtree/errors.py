@@ -13,8 +13,12 @@ with a ``^~~~`` marker under the offending span, where it is, and a ``hint:`` na
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 __all__ = [
     "CommandParseError",
+    "Diagnostic",
     "ExecutionError",
     "LangTreeError",
     "StructureError",
@@ -85,16 +89,15 @@ class CommandParseError(LangTreeError, ValueError):
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_parse_error, (self.message, self.__dict__))
 
-    def with_location(self, location: str, *, line_offset: int = 0) -> CommandParseError:
+    def with_location(self, location: str) -> CommandParseError:
         """Return a copy that names where the text came from.
 
         Args:
             location: The origin, e.g. ``"TaskReport.sections (report.py:12)"``.
-            line_offset: Added to :attr:`line`, for text that starts inside a larger one.
         """
         return CommandParseError(
             self.message,
-            line=self.line + line_offset,
+            line=self.line,
             column=self.column,
             source_line=self.source_line,
             hint=self.hint,
@@ -108,6 +111,66 @@ def _rebuild_parse_error(message: str, state: dict[str, object]) -> CommandParse
     error.__dict__.update(state)
     Exception.__init__(error, message)
     return error
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """One problem (or warning) found in a user's classes, with where it stands.
+
+    Attributes:
+        severity: ``"error"`` or ``"warning"``.
+        message: What is wrong, names quoted.
+        hint: How to fix it.
+        class_name: The class that holds the text (``None`` when unknown).
+        field_name: The field whose description holds it (``None`` for the docstring).
+        file: The Python file, when the class has one.
+        line: The line in ``file`` (or, without a file, in the text) of the span.
+        column: 1-based column of the span in ``source_line``.
+        source_line: The line that holds the span (empty when there is none).
+        length: Number of characters the span covers.
+    """
+
+    severity: Literal["error", "warning"]
+    message: str
+    hint: str
+    class_name: str | None = None
+    field_name: str | None = None
+    file: str | None = None
+    line: int | None = None
+    column: int = 1
+    source_line: str = ""
+    length: int = 1
+
+    @property
+    def where(self) -> str:
+        """``Class.field`` (or ``Class``), then ``file:line`` when known."""
+        owner = ".".join(name for name in (self.class_name, self.field_name) if name)
+        place = f"{self.file}:{self.line}" if self.file and self.line else ""
+        return " ".join(
+            part for part in (owner, f"({place})" if place and owner else place) if part
+        )
+
+    def render(self) -> str:
+        """The message, the marked source line, the location and the hint."""
+        parts = [f"{self.severity}: {self.message}"]
+        if self.source_line:
+            parts.append(render_marker(self.source_line, self.column, self.length))
+        if self.where:
+            parts.append(f"  in {self.where}")
+        parts.append(f"  hint: {self.hint}")
+        return "\n".join(parts)
+
+    def render_compiler(self) -> str:
+        """Compiler style: ``file:line:column: severity: message``, marker, hint."""
+        prefix = f"{self.file or '<unknown>'}:{self.line or 0}:{self.column}"
+        owner = ".".join(name for name in (self.class_name, self.field_name) if name)
+        head = f"{prefix}: {self.severity}: {self.message}" + (f" [{owner}]" if owner else "")
+        marker = (
+            render_marker(self.source_line, self.column, self.length) + "\n"
+            if self.source_line
+            else ""
+        )
+        return f"{head}\n{marker}    hint: {self.hint}"
 
 
 class StructureError(LangTreeError, ValueError):

@@ -39,11 +39,13 @@ _KNOWN_FORMS = (
 _SPACE_AROUND_ARROW = "Space around '->' not allowed - use ']->' not '] ->' or '-> '"
 
 
-def parse_command(text: str) -> Command:
+def parse_command(text: str, *, first_line: int = 1) -> Command:
     """Parse one command: a line starting with ``!``, possibly continued inside brackets.
 
     Args:
         text: The command text. Leading and trailing whitespace is ignored.
+        first_line: The line number of the text's first line, for a command that stands
+            inside a larger text (a docstring); error positions count from it.
 
     Returns:
         The command object.
@@ -55,7 +57,7 @@ def parse_command(text: str) -> Command:
     >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
     'items'
     """
-    tokens = Tokenizer(text)
+    tokens = Tokenizer(text, first_line=first_line)
     return _parse_command(tokens)
 
 

@@ -16,7 +16,10 @@ from typing import NoReturn
 from langtree.dsl.commands import Span
 from langtree.errors import CommandParseError
 
-__all__ = ["RULES", "Token", "Tokenizer"]
+__all__ = ["LINE_BREAK", "RULES", "Token", "Tokenizer", "split_lines"]
+
+LINE_BREAK = re.compile(r"\r\n|\n|\r")
+"""What ends a line in DSL text (other Unicode line separators are ordinary characters)."""
 
 RULES: dict[str, re.Pattern[str]] = {
     "BANG": re.compile(r"!"),
@@ -43,7 +46,7 @@ RULES: dict[str, re.Pattern[str]] = {
 _CLOSERS = {"RBRACKET": ("[", "]"), "RBRACES": ("{{", "}}"), "RPAREN": ("(", ")")}
 _LEADING = re.compile(r"\s*")
 _LAYOUT = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
-_WORD = re.compile(r"[^\s,()\[\]{}]+|\S")
+_WORD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*|->|\{\{|\}\}|\S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +68,14 @@ class Tokenizer:
 
     Args:
         source: The whole command text (one line, or several for a multiline command).
+        first_line: The line number of the text's first line.
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, first_line: int = 1) -> None:
         self.source = source
         self.position = 0
-        self._line_starts = [0] + [match.end() for match in re.finditer(r"\r\n|\n|\r", source)]
+        self._first_line = first_line
+        self._line_starts = [0] + [match.end() for match in LINE_BREAK.finditer(source)]
 
     def check(self, name: str) -> bool:
         """Whether the next characters form a token of rule ``name``."""
@@ -143,7 +148,7 @@ class Tokenizer:
 
     def offset_of(self, span: Span) -> int:
         """The offset where a :class:`Span` starts."""
-        return self._line_starts[span.line - 1] + span.column - 1
+        return self._line_starts[span.line - self._first_line] + span.column - 1
 
     def next_word(self) -> Token:
         """The next non-blank word (for messages), without reading it."""
@@ -161,8 +166,8 @@ class Tokenizer:
     def fail(self, message: str, *, hint: str, start: int, end: int | None = None) -> NoReturn:
         """Raise :class:`CommandParseError` for the characters ``start:end``."""
         line, column = self.line_and_column(start)
-        line_start = self._line_starts[line - 1]
-        line_text = self.source[line_start:].splitlines()[0] if self.source[line_start:] else ""
+        line_start = self._line_starts[line - self._first_line]
+        line_text = split_lines(self.source[line_start:])[0]
         length = max(1, (end if end is not None else start + 1) - start)
         raise CommandParseError(
             message, line=line, column=column, source_line=line_text, hint=hint, length=length
@@ -170,5 +175,10 @@ class Tokenizer:
 
     def line_and_column(self, offset: int) -> tuple[int, int]:
         """The 1-based line and column of an offset."""
-        line = bisect.bisect_right(self._line_starts, offset)
-        return line, offset - self._line_starts[line - 1] + 1
+        index = bisect.bisect_right(self._line_starts, offset) - 1
+        return index + self._first_line, offset - self._line_starts[index] + 1
+
+
+def split_lines(text: str) -> list[str]:
+    """Split text into lines at ``\\n``, ``\\r\\n`` and ``\\r`` only."""
+    return LINE_BREAK.split(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from langtree.dsl.tokenizer import Token, Tokenizer
 
 __all__ = ["Call", "parse_arguments", "parse_value"]
 
+_INTEGER = re.compile(r"-?[0-9]+")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _UNESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
 _BOOLEANS = {"true": True, "false": False}
@@ -41,7 +43,7 @@ def parse_value(tokens: Tokenizer, *, allow_variable: bool) -> tuple[Value, Toke
         return _decode_string(tokens, token), token
     if tokens.check("NUMBER"):
         token = tokens.consume("NUMBER")
-        return _decode_number(token.text), token
+        return _decode_number(tokens, token), token
     if tokens.check("IDENT"):
         token = tokens.consume("IDENT")
         if token.text in _BOOLEANS:
@@ -62,10 +64,23 @@ def parse_value(tokens: Tokenizer, *, allow_variable: bool) -> tuple[Value, Toke
     )
 
 
-def _decode_number(text: str) -> int | float:
-    if re.fullmatch(r"-?[0-9]+", text):
-        return int(text)
-    return float(text)
+def _decode_number(tokens: Tokenizer, token: Token) -> int | float:
+    try:
+        number = int(token.text) if _INTEGER.fullmatch(token.text) else float(token.text)
+    except ValueError:
+        number = math.inf
+    if math.isinf(number):
+        tokens.fail(
+            f"Number {_shorten(token.text)!r} is too large",
+            hint="use a smaller number, or quote it as a string",
+            start=token.start,
+            end=token.end,
+        )
+    return number
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 20 else f"{text[:10]}...{text[-5:]}"
 
 
 def _decode_string(tokens: Tokenizer, token: Token) -> str:

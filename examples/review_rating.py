@@ -1,0 +1,40 @@
+"""Rate a product review several times and keep the consensus.
+
+``resample(5)`` asks the model five times; the rating is the mean of the five answers
+mapped back to the nearest level, and the verdict is the most frequent answer.
+"""
+
+from enum import Enum
+
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class Rating(Enum):
+    POOR = 1
+    FAIR = 2
+    GOOD = 3
+    EXCELLENT = 4
+
+
+class Verdict(Enum):
+    RECOMMEND = "recommend"
+    NEUTRAL = "neutral"
+    AVOID = "avoid"
+
+
+class TaskRateReview(TreeNode):
+    """
+    ! samples=5  # how many times the model rates the review
+    ! resample(samples)
+    ! @resampled[rating]->mean
+    ! @resampled[verdict]->mode
+    ! llm("default")
+
+    Read the customer's review and rate the product it describes.
+    """
+
+    review: str = Field(description="The review, as the customer wrote it.")
+    rating: Rating = Field(description="How good the product is, judged from the review.")
+    verdict: Verdict = Field(description="Whether the reviewer would recommend the product.")

@@ -1,0 +1,139 @@
+"""Find the commands in a docstring or field description, and the text around them.
+
+A command is a line whose first non-blank character is ``!``; it continues over the
+following lines while a ``[``, ``{{`` or ``(`` it opened is still open. What is left once
+the commands are removed is the prompt text: dedented as :func:`inspect.cleandoc` does,
+with the blank-line structure the author wrote.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+
+from langtree.dsl.commands import Command
+from langtree.dsl.parser import parse_command
+from langtree.dsl.tokenizer import split_lines
+
+__all__ = ["ExtractedCommand", "Extraction", "extract_commands"]
+
+_BRACKETS = re.compile(
+    r"""\{\{|\}\}|[\[\]()]|#[^\r\n]*|"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?"""
+)
+_OPENERS = frozenset({"{{", "[", "("})
+_CLOSERS = frozenset({"}}", "]", ")"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractedCommand:
+    """A command found in a text, with where it stands.
+
+    Attributes:
+        command: The parsed command.
+        text: The command's lines as written (spans in ``command`` refer to them, with
+            line 1 being ``line``).
+        line: 1-based line of the ``!`` in the text.
+        end_line: 1-based line where the command ends.
+    """
+
+    command: Command
+    text: str
+    line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Extraction:
+    """The commands of a text and the prompt text left once they are removed."""
+
+    commands: tuple[ExtractedCommand, ...]
+    text: str
+
+
+def extract_commands(text: str | None) -> Extraction:
+    """Split a docstring or field description into commands and prompt text.
+
+    Args:
+        text: The docstring or description (``None`` counts as empty).
+
+    Returns:
+        The commands in order, each with its line numbers (line 1 is the text's first
+        line), and the text with command lines removed.
+
+    Raises:
+        CommandParseError: A command is invalid; its line counts from the text's start.
+
+    >>> extraction = extract_commands('''Summarise the report.
+    ...     ! @sequential
+    ...     Keep it short.''')
+    >>> extraction.text
+    'Summarise the report.\\nKeep it short.'
+    >>> extraction.commands[0].command
+    NodeModifierCommand(modifier='sequential', comment=None)
+    """
+    lines = split_lines(text) if text else []
+    dedented = _dedent(lines)
+    commands: list[ExtractedCommand] = []
+    kept: list[str | None] = []
+    index = 0
+    while index < len(lines):
+        if not dedented[index].startswith("!"):
+            kept.append(dedented[index])
+            index += 1
+            continue
+        end = _command_end(lines, index)
+        commands.append(_parse_at(lines, index, end))
+        kept.append(None)
+        index = end + 1
+    return Extraction(commands=tuple(commands), text=_join_kept(kept))
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """Dedent like :func:`inspect.cleandoc`: the first line alone, the rest together."""
+    if not lines:
+        return []
+    rest = textwrap.dedent("\n".join(lines[1:])).split("\n") if len(lines) > 1 else []
+    return [lines[0].strip()] + [line.rstrip() for line in rest]
+
+
+def _command_end(lines: list[str], start: int) -> int:
+    """The index of the line where the command starting at ``start`` ends."""
+    depth = 0
+    for index in range(start, len(lines)):
+        depth += _bracket_balance(lines[index])
+        if depth <= 0:
+            return index
+    return len(lines) - 1
+
+
+def _bracket_balance(line: str) -> int:
+    """Brackets opened minus closed on a line, ignoring strings and comments."""
+    balance = 0
+    for match in _BRACKETS.finditer(line):
+        token = match.group()
+        balance += (token in _OPENERS) - (token in _CLOSERS)
+    return balance
+
+
+def _parse_at(lines: list[str], start: int, end: int) -> ExtractedCommand:
+    source = "\n".join(lines[start : end + 1])
+    command = parse_command(source, first_line=start + 1)
+    return ExtractedCommand(command=command, text=source, line=start + 1, end_line=end + 1)
+
+
+def _join_kept(kept: list[str | None]) -> str:
+    """Join the lines left, collapsing blank runs that a removed command stood in."""
+    out: list[str] = []
+    removed_since_text = False
+    for line in kept:
+        if line is None:
+            removed_since_text = True
+            continue
+        if not line.strip():
+            if removed_since_text and out and not out[-1].strip():
+                continue
+        else:
+            removed_since_text = False
+        out.append(line)
+    return "\n".join(out).strip("\n")

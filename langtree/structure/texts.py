@@ -1,0 +1,75 @@
+"""The texts of a node class: its docstring and its fields' descriptions, with commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from langtree.dsl.extraction import Extraction, extract_commands
+from langtree.errors import CommandParseError, Diagnostic
+from langtree.structure.origins import Origin, class_origins
+
+__all__ = ["ClassText", "class_parse_diagnostics", "parse_error_diagnostic", "read_class_texts"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassText:
+    """One text of a class (docstring or field description), split into commands and prose."""
+
+    origin: Origin
+    extraction: Extraction
+
+
+def read_class_texts(cls: type[BaseModel]) -> tuple[ClassText, ...]:
+    """Extract the commands of a class's docstring and of each field's description.
+
+    Returns:
+        The docstring's text first, then one per field in declaration order.
+
+    Raises:
+        CommandParseError: A command is invalid; the error names the class, the field
+            and the file line.
+    """
+    return tuple(_read(text, origin) for text, origin in _texts(cls))
+
+
+def class_parse_diagnostics(cls: type[BaseModel]) -> list[Diagnostic]:
+    """Every syntax error in a class's texts (the first of each text), as diagnostics."""
+    diagnostics = []
+    for text, origin in _texts(cls):
+        try:
+            extract_commands(text)
+        except CommandParseError as error:
+            diagnostics.append(parse_error_diagnostic(error, origin))
+    return diagnostics
+
+
+def _texts(cls: type[BaseModel]) -> list[tuple[str | None, Origin]]:
+    origins = class_origins(cls)
+    descriptions = [(info.description, origins[name]) for name, info in cls.model_fields.items()]
+    return [(cls.__doc__, origins[None]), *descriptions]
+
+
+def _read(text: str | None, origin: Origin) -> ClassText:
+    try:
+        extraction = extract_commands(text)
+    except CommandParseError as error:
+        raise error.with_location(origin.describe(error.line)) from None
+    return ClassText(origin=origin, extraction=extraction)
+
+
+def parse_error_diagnostic(error: CommandParseError, origin: Origin) -> Diagnostic:
+    """Turn a parse error in one of ``origin``'s texts into a :class:`Diagnostic`."""
+    return Diagnostic(
+        severity="error",
+        message=error.message,
+        hint=error.hint,
+        class_name=origin.class_name,
+        field_name=origin.field_name,
+        file=origin.file,
+        line=origin.file_line(error.line) or error.line,
+        column=error.column,
+        source_line=error.source_line,
+        length=error.length,
+    )

@@ -1,0 +1,457 @@
+"""Parser behaviour beyond the specification's own examples: values, calls, layout, errors."""
+
+import pytest
+
+from langtree import CommandParseError, parse_command
+from langtree.dsl import (
+    AllCommand,
+    CommentCommand,
+    EachCommand,
+    ExecutionCommand,
+    NodeModifierCommand,
+    ResamplingCommand,
+    Span,
+    VariableAssignmentCommand,
+    VariableMapping,
+    VariableReference,
+)
+
+
+def mapping(target: str, source: str | None) -> VariableMapping:
+    return VariableMapping(target_path=target, source_path=source)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        pytest.param("! n=0", 0, id="zero"),
+        pytest.param("! n=-3", -3, id="negative-int"),
+        pytest.param("! n=12345678901234567890", 12345678901234567890, id="big-int"),
+        pytest.param("! x=0.25", 0.25, id="float"),
+        pytest.param("! x=1e-05", 1e-05, id="float-exponent"),
+        pytest.param("! s=''", "", id="empty-string"),
+        pytest.param(r'! s="a\\b"', "a\\b", id="escaped-backslash"),
+        pytest.param(r"! s='it\'s'", "it's", id="escaped-single-quote"),
+        pytest.param(r'! s="line\nnext\ttab"', "line\nnext\ttab", id="newline-tab-escapes"),
+        pytest.param('! s="# not a comment"', "# not a comment", id="hash-inside-quotes"),
+        pytest.param("! s='say \"hi\"'", 'say "hi"', id="double-quotes-inside-single"),
+        pytest.param("! flag=false", False, id="false"),
+    ],
+)
+def test_assignment_values_keep_their_type(text: str, value: object) -> None:
+    command = parse_command(text)
+
+    assert isinstance(command, VariableAssignmentCommand)
+    assert command.value == value
+    assert type(command.value) is type(value)
+
+
+def test_inline_comment_after_a_quoted_hash_is_kept_apart() -> None:
+    command = parse_command('! name="a # b" # the name')
+
+    assert command == VariableAssignmentCommand(
+        variable_name="name", value="a # b", comment="the name"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "! resample(3)",
+            ExecutionCommand(command_name="resample", arguments=(3,)),
+            id="resample-literal",
+        ),
+        pytest.param(
+            "! resample( count , )",
+            ExecutionCommand(command_name="resample", arguments=(VariableReference("count"),)),
+            id="resample-variable-spaces-trailing-comma",
+        ),
+        pytest.param(
+            '! llm("fast", true)',
+            ExecutionCommand(command_name="llm", arguments=("fast", True)),
+            id="llm-positional-override",
+        ),
+        pytest.param(
+            "! llm(model_key='fast', override=flag)",
+            ExecutionCommand(
+                command_name="llm",
+                named_arguments=(("model_key", "fast"), ("override", VariableReference("flag"))),
+            ),
+            id="llm-all-named",
+        ),
+        pytest.param(
+            '! llm("fast") # cheap model',
+            ExecutionCommand(command_name="llm", arguments=("fast",), comment="cheap model"),
+            id="inline-comment",
+        ),
+    ],
+)
+def test_execution_commands(text: str, expected: ExecutionCommand) -> None:
+    assert parse_command(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        pytest.param(
+            "! resample()",
+            "resample() missing required argument 'n_times'",
+            12,
+            id="resample-missing",
+        ),
+        pytest.param(
+            "! resample(1, 2)", "resample() takes at most 1 argument(s), got 2", 15, id="too-many"
+        ),
+        pytest.param(
+            "! resample(0)",
+            "resample() argument 'n_times' must be at least 1, got 0",
+            12,
+            id="resample-zero",
+        ),
+        pytest.param(
+            '! resample("3")',
+            "resample() argument 'n_times' must be an integer, got '3'",
+            12,
+            id="resample-string",
+        ),
+        pytest.param(
+            "! resample(true)",
+            "resample() argument 'n_times' must be an integer, got True",
+            12,
+            id="resample-bool",
+        ),
+        pytest.param(
+            "! llm(5)", "llm() argument 'model_key' must be a string, got 5", 7, id="llm-int-key"
+        ),
+        pytest.param(
+            '! llm("a", override="yes")',
+            "llm() argument 'override' must be true or false, got 'yes'",
+            12,
+            id="llm-string-override",
+        ),
+        pytest.param(
+            '! llm("a", temperature=1)',
+            "llm() got an unexpected argument 'temperature'",
+            12,
+            id="llm-unknown-named",
+        ),
+        pytest.param(
+            '! llm("a", model_key="b")',
+            "llm() got multiple values for argument 'model_key'",
+            12,
+            id="llm-duplicate",
+        ),
+        pytest.param(
+            '! llm(override=true, "a")',
+            "Positional argument follows named argument",
+            22,
+            id="positional-after-named",
+        ),
+        pytest.param("! resampel(3)", "Unknown command 'resampel'", 3, id="unknown-call"),
+        pytest.param("! resample (3)", "Space before '(' not allowed", 11, id="space-before-paren"),
+    ],
+)
+def test_execution_command_errors(text: str, message: str, column: int) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert caught.value.message.startswith(message)
+    assert (caught.value.line, caught.value.column) == (1, column)
+
+
+def test_unknown_call_suggests_the_closest_builtin() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! resampel(3)")
+
+    assert caught.value.hint == "did you mean 'resample'?"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        pytest.param(
+            "! name=analysis",
+            "Unquoted value 'analysis' must be a number, true or false",
+            'quote text: write "analysis"',
+            id="unquoted-word",
+        ),
+        pytest.param(
+            "! debug=True",
+            "Unquoted value 'True' must be a number, true or false",
+            "booleans are lower case: write 'true'",
+            id="capitalised-boolean",
+        ),
+        pytest.param(
+            "! count = 5",
+            "Space around '=' not allowed - use 'count=5' not 'count = 5'",
+            "write 'count=' with no spaces",
+            id="space-before-equals",
+        ),
+        pytest.param(
+            "! count= 5",
+            "Space around '=' not allowed - use 'count=5' not 'count = 5'",
+            "write the value right after '=', e.g. 'count=5' or 'count=\"text\"'",
+            id="space-after-equals",
+        ),
+        pytest.param(
+            "! count=",
+            "Missing value for variable 'count'",
+            "write the value right after '=', e.g. 'count=5' or 'count=\"text\"'",
+            id="missing-value",
+        ),
+        pytest.param(
+            "! true=1",
+            "'true' is a reserved word and cannot be a variable name",
+            "choose another name",
+            id="reserved-name",
+        ),
+        pytest.param(
+            r'! s="a\qb"',
+            r"Unknown escape sequence '\\q' in string",
+            "escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
+            id="unknown-escape",
+        ),
+        pytest.param(
+            "! n=5abc",
+            "Expected a value, got '5abc'",
+            'write a quoted string ("text"), a number (5, 2.5), true or false',
+            id="number-glued-to-word",
+        ),
+    ],
+)
+def test_assignment_errors(text: str, message: str, hint: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert (caught.value.message, caught.value.hint) == (message, hint)
+
+
+def test_comment_inside_multiline_mapping_keeps_the_mappings_after_it() -> None:
+    text = """! @each[items]->task.target@{{
+        value.a=items.a,  # first
+        # a comment on its own line, with a } and a , in it
+        value.b=items.b,
+
+        value.c=items.c  # last, no trailing comma
+    }}*"""
+
+    command = parse_command(text)
+
+    assert command == EachCommand(
+        inclusion_path="items",
+        destination_path="task.target",
+        mappings=(
+            mapping("value.a", "items.a"),
+            mapping("value.b", "items.b"),
+            mapping("value.c", "items.c"),
+        ),
+    )
+
+
+def test_multiline_arguments_with_comments() -> None:
+    text = """! llm(
+        "strong",  # the expensive one
+        override=true,
+    )"""
+
+    assert parse_command(text) == ExecutionCommand(
+        command_name="llm", arguments=("strong",), named_arguments=(("override", True),)
+    )
+
+
+def test_spaces_around_equals_and_commas_inside_braces_are_allowed() -> None:
+    command = parse_command("! @->task.x@{{ prompt.a = f , prompt.b=f }}")
+
+    assert command == AllCommand(
+        destination_path="task.x", mappings=(mapping("prompt.a", "f"), mapping("prompt.b", "f"))
+    )
+
+
+def test_each_without_inclusion_parses_with_no_inclusion_path() -> None:
+    command = parse_command("! @each->task.x@{{value.items=items}}*")
+
+    assert command == EachCommand(
+        inclusion_path=None, destination_path="task.x", mappings=(mapping("value.items", "items"),)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("! @parallel", NodeModifierCommand(modifier="parallel"), id="parallel"),
+        pytest.param("!@sequential", NodeModifierCommand(modifier="sequential"), id="no-space"),
+        pytest.param(
+            "! together # same as parallel",
+            NodeModifierCommand(modifier="parallel", comment="same as parallel"),
+            id="together-comment",
+        ),
+        pytest.param("!#", CommentCommand(comment=""), id="empty-comment"),
+        pytest.param(
+            "! @resampled[ rating ]->median",
+            ResamplingCommand(field_name="rating", aggregation_function="median"),
+            id="resampled-spaces-inside-brackets",
+        ),
+        pytest.param(
+            "   ! @sequential   ",
+            NodeModifierCommand(modifier="sequential"),
+            id="surrounding-whitespace",
+        ),
+    ],
+)
+def test_other_commands(text: str, expected: object) -> None:
+    assert parse_command(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line", "column"),
+    [
+        pytest.param(
+            "! @sequential extra",
+            "Unexpected text after the command, got 'extra'",
+            1,
+            15,
+            id="trailing-word",
+        ),
+        pytest.param(
+            "! @seqential", "Unknown command '@seqential'", 1, 3, id="misspelled-modifier"
+        ),
+        pytest.param("! hello world", "Unknown command 'hello'", 1, 3, id="prose-after-bang"),
+        pytest.param(
+            "!", "Expected a command after '!', got the end of the command", 1, 2, id="bang-alone"
+        ),
+        pytest.param(
+            "! @",
+            "Expected a command name after '@', got the end of the command",
+            1,
+            4,
+            id="at-alone",
+        ),
+        pytest.param(
+            "! @each[items]task@{{a=b}}*",
+            "Expected '->' after ']', got 'task'",
+            1,
+            15,
+            id="missing-arrow",
+        ),
+        pytest.param(
+            "! @all->task.x",
+            "Expected '@{{' after the destination, got the end of the command",
+            1,
+            15,
+            id="missing-mappings",
+        ),
+        pytest.param(
+            "! @all->task.x@{{a=b}}\n  *",
+            "A command may continue on the next line only inside [...], {{...}} or (...)",
+            1,
+            23,
+            id="line-break-outside-brackets",
+        ),
+        pytest.param(
+            "! @each[items]->task.x@{{\n  value.a=items.a,\n  value.b=items . b\n}}*",
+            "Space around '.' not allowed - use 'document.sections' not 'document . sections'",
+            3,
+            11,
+            id="multiline-position",
+        ),
+        pytest.param(
+            "! @each[items]->task.x@{{\n  value.a=items.a\n",
+            "Unclosed '{{' opened at line 1, column 24",
+            1,
+            24,
+            id="unclosed-multiline",
+        ),
+        pytest.param(
+            "! @->prompt.@{{a=b}}",
+            "Empty path component after 'prompt.'",
+            1,
+            12,
+            id="empty-path-component",
+        ),
+        pytest.param(
+            "! @resampled[a.rating]->mean",
+            "@resampled takes one field of the current node, not a path",
+            1,
+            14,
+            id="resampled-path",
+        ),
+        pytest.param(
+            "! @resampled[rating]->average",
+            "Unknown aggregation function 'average'",
+            1,
+            23,
+            id="unknown-aggregation",
+        ),
+        pytest.param(
+            "! @->task.x@{{*=a}}",
+            "Wildcard (*) can only be the source of a mapping",
+            1,
+            15,
+            id="wildcard-target",
+        ),
+    ],
+)
+def test_structural_errors(text: str, message: str, line: int, column: int) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert (caught.value.message, caught.value.line, caught.value.column) == (
+        message,
+        line,
+        column,
+    )
+
+
+def test_error_renders_line_marker_location_and_hint() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! @each[items]->task@{{value.item=items}} *")
+
+    assert str(caught.value) == (
+        "Space after '}}' not allowed - use '}}*' not '}} *'\n"
+        "    ! @each[items]->task@{{value.item=items}} *\n"
+        "                                           ^~~~\n"
+        "  at line 1, column 40\n"
+        "  hint: write '}}*' with no space"
+    )
+
+
+def test_mapping_spans_point_into_the_source() -> None:
+    command = parse_command(
+        "! @each[items]->task.x@{{\n    value.a=items.a,\n    value.b=items.b}}*"
+    )
+
+    assert isinstance(command, EachCommand)
+    assert [m.span for m in command.mappings] == [
+        Span(line=2, column=5, length=15),
+        Span(line=3, column=5, length=15),
+    ]
+    assert command.inclusion_span == Span(line=1, column=9, length=5)
+    assert command.destination_span == Span(line=1, column=17, length=6)
+
+
+@pytest.mark.parametrize(
+    ("mapping_", "scope", "implicit", "source"),
+    [
+        pytest.param(mapping("prompt.context", "summary"), "prompt", False, "summary", id="prompt"),
+        pytest.param(mapping("outputs.summary", None), "outputs", True, "summary", id="implicit"),
+        pytest.param(mapping("custom.field", "x"), None, False, "x", id="unknown-scope"),
+        pytest.param(mapping("value", "x"), None, False, "x", id="bare-scope-word"),
+        pytest.param(mapping("title", None), None, True, "title", id="implicit-unscoped"),
+    ],
+)
+def test_mapping_scope_and_implicit_source(
+    mapping_: VariableMapping, scope: str | None, implicit: bool, source: str
+) -> None:
+    assert (mapping_.scope, mapping_.is_implicit, mapping_.resolved_source_path) == (
+        scope,
+        implicit,
+        source,
+    )
+
+
+def test_commands_are_frozen() -> None:
+    command = parse_command("! @sequential")
+
+    with pytest.raises(AttributeError):
+        command.modifier = "parallel"  # type: ignore[misc]
