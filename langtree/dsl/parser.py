@@ -29,7 +29,7 @@ from langtree.dsl.values import parse_arguments, parse_value
 
 __all__ = ["parse_command"]
 
-_AT_COMMANDS = ("each", "all", "sequential", "parallel", "resampled")
+_AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled")
 _WORD_COMMANDS = ("together",)
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
 _KNOWN_FORMS = (
@@ -127,7 +127,7 @@ def _parse_at_command(tokens: Tokenizer) -> Command:
         return _parse_each(tokens, at)
     if name.text == "all":
         return _parse_all(tokens, at)
-    if name.text in ("sequential", "parallel"):
+    if name.text in ("sequential", "parallel", "together"):
         return NodeModifierCommand(
             modifier="sequential" if name.text == "sequential" else "parallel"
         )

@@ -1,0 +1,72 @@
+"""The pipeline's stages import only earlier stages (dsl → structure → prompts → runtime)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "langtree"
+
+STAGES = {
+    "errors": 0,
+    "dsl": 1,
+    "structure": 2,
+    "prompts": 3,
+    "runtime": 4,
+    "testing": 5,
+    "models": 5,
+    "cli": 6,
+}
+
+
+def stage_of(module: str) -> int | None:
+    """The stage of a ``langtree.*`` module name (``None`` for the package itself)."""
+    parts = module.split(".")
+    if parts[0] != "langtree" or len(parts) < 2:
+        return None
+    return STAGES[parts[1]]
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return {name for name in names if name.startswith("langtree")}
+
+
+def package_modules() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts != ("__init__.py",)
+    )
+
+
+@pytest.mark.parametrize("path", package_modules(), ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_module_imports_no_later_stage(path: Path) -> None:
+    module = "langtree." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+    own = stage_of(module)
+    assert own is not None
+
+    later = sorted(
+        name
+        for name in imported_modules(path)
+        if (stage := stage_of(name)) is not None and stage > own
+    )
+
+    assert later == [], f"{module} imports later stages: {later}"
+
+
+def test_no_relative_imports() -> None:
+    relative = [
+        str(path.relative_to(PACKAGE))
+        for path in package_modules()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    ]
+
+    assert relative == []
