@@ -1,5 +1,7 @@
 """Where a class's docstring and field descriptions stand in its file."""
 
+from pathlib import Path
+
 import pytest
 from pydantic import Field
 
@@ -31,15 +33,32 @@ class Broken(TreeNode):
 
 
 FILE = __file__
+SOURCE_LINES = Path(FILE).read_text().splitlines()
+
+
+def line_of(snippet: str, after: int = 0) -> int:
+    """The 1-based line of this file where ``snippet`` first stands after line ``after``."""
+    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > after and snippet in line)
+
+
+CLASS_LINE = line_of("class Documented(TreeNode):")
+BROKEN_LINE = line_of("class Broken(TreeNode):")
 
 
 def test_origins_point_at_the_docstring_and_descriptions() -> None:
     origins = class_origins(Documented)
 
     assert origins == {
-        None: Origin(class_name="Documented", field_name=None, file=FILE, line=11),
-        "plain": Origin(class_name="Documented", field_name="plain", file=FILE, line=16),
-        "described": Origin(class_name="Documented", field_name="described", file=FILE, line=19),
+        None: Origin(class_name="Documented", file=FILE, line=CLASS_LINE + 1),
+        "plain": Origin(
+            class_name="Documented", field_name="plain", file=FILE, line=line_of("    plain: str")
+        ),
+        "described": Origin(
+            class_name="Documented",
+            field_name="described",
+            file=FILE,
+            line=line_of("! llm(", after=CLASS_LINE),
+        ),
     }
 
 
@@ -62,7 +81,7 @@ def test_read_class_texts_names_class_field_and_file_line_of_a_syntax_error() ->
     with pytest.raises(CommandParseError) as caught:
         read_class_texts(Broken)
 
-    assert caught.value.location == f"Broken ({FILE}:26)"
+    assert caught.value.location == f"Broken ({FILE}:{line_of('! @each [items]')})"
     assert (caught.value.line, caught.value.column) == (3, 12)
 
 
@@ -70,6 +89,16 @@ def test_parse_diagnostics_cover_every_text() -> None:
     diagnostics = class_parse_diagnostics(Broken)
 
     assert [(d.field_name, d.line, d.column, d.message) for d in diagnostics] == [
-        (None, 26, 12, "Space before '[' not allowed - use '@each[items]' not '@each [items]'"),
-        ("items", 29, 12, "resample() argument 'n_times' must be at least 1, got 0"),
+        (
+            None,
+            line_of("! @each [items]"),
+            12,
+            "Space before '[' not allowed - use '@each[items]' not '@each [items]'",
+        ),
+        (
+            "items",
+            line_of("! resample(0)"),
+            12,
+            "resample() argument 'n_times' must be at least 1, got 0",
+        ),
     ]
