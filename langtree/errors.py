@@ -5,6 +5,7 @@ Every error LangTree raises on purpose is a :class:`LangTreeError`::
     LangTreeError
      ├── CommandParseError (also ValueError)   a DSL command that cannot be parsed
      ├── StructureError (also ValueError)      every problem found in a tree of classes
+     ├── ConversionError (also ValueError)     a value that cannot become a field's type
      └── ExecutionError (also RuntimeError)    a run that failed
 
 Messages follow one format: what is wrong (names quoted with ``repr``), the source line
@@ -18,6 +19,7 @@ from typing import Literal
 
 __all__ = [
     "CommandParseError",
+    "ConversionError",
     "Diagnostic",
     "ExecutionError",
     "LangTreeError",
@@ -175,6 +177,10 @@ class Diagnostic:
 
 class StructureError(LangTreeError, ValueError):
     """Every problem found while checking a tree of ``TreeNode`` classes."""
+
+
+class ConversionError(LangTreeError, ValueError):
+    """A value that cannot be converted to the type of the field it is mapped into."""
 
 
 class ExecutionError(LangTreeError, RuntimeError):
