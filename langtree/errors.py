@@ -14,6 +14,7 @@ with a ``^~~~`` marker under the offending span, where it is, and a ``hint:`` na
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -144,6 +145,11 @@ class Diagnostic:
     length: int = 1
 
     @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        """Orders diagnostics by file, line and column, then message."""
+        return (self.file or "", self.line or 0, self.column, self.message)
+
+    @property
     def where(self) -> str:
         """``Class.field`` (or ``Class``), then ``file:line`` when known."""
         owner = ".".join(name for name in (self.class_name, self.field_name) if name)
@@ -176,7 +182,23 @@ class Diagnostic:
 
 
 class StructureError(LangTreeError, ValueError):
-    """Every problem found while checking a tree of ``TreeNode`` classes."""
+    """Every problem found while checking a tree of ``TreeNode`` classes.
+
+    Attributes:
+        diagnostics: Each problem, sorted by location (file, line, column).
+    """
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        count = len(self.diagnostics)
+        super().__init__(f"{count} problem{'s' if count != 1 else ''} found in the tree")
+
+    def __str__(self) -> str:
+        details = "\n\n".join(diagnostic.render() for diagnostic in self.diagnostics)
+        return f"{self.args[0]}:\n\n{details}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (StructureError, (self.diagnostics,))
 
 
 class ConversionError(LangTreeError, ValueError):

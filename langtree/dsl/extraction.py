@@ -45,10 +45,19 @@ class ExtractedCommand:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Extraction:
-    """The commands of a text and the prompt text left once they are removed."""
+    """The commands of a text and the prompt text left once they are removed.
+
+    Attributes:
+        commands: The commands, in order.
+        text: The prompt text: command lines removed, dedented.
+        line_map: For each line of ``text``, the 1-based line it comes from.
+        source_lines: The original text's lines.
+    """
 
     commands: tuple[ExtractedCommand, ...]
     text: str
+    line_map: tuple[int, ...] = ()
+    source_lines: tuple[str, ...] = ()
 
 
 def extract_commands(text: str | None) -> Extraction:
@@ -75,18 +84,24 @@ def extract_commands(text: str | None) -> Extraction:
     lines = split_lines(text) if text else []
     dedented = _dedent(lines)
     commands: list[ExtractedCommand] = []
-    kept: list[str | None] = []
+    kept: list[tuple[int, str] | None] = []
     index = 0
     while index < len(lines):
         if not dedented[index].startswith("!"):
-            kept.append(dedented[index])
+            kept.append((index + 1, dedented[index]))
             index += 1
             continue
         end = _command_end(lines, index)
         commands.append(_parse_at(lines, index, end))
         kept.append(None)
         index = end + 1
-    return Extraction(commands=tuple(commands), text=_join_kept(kept))
+    numbered = _join_kept(kept)
+    return Extraction(
+        commands=tuple(commands),
+        text="\n".join(line for _, line in numbered),
+        line_map=tuple(number for number, _ in numbered),
+        source_lines=tuple(lines),
+    )
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -122,18 +137,22 @@ def _parse_at(lines: list[str], start: int, end: int) -> ExtractedCommand:
     return ExtractedCommand(command=command, text=source, line=start + 1, end_line=end + 1)
 
 
-def _join_kept(kept: list[str | None]) -> str:
-    """Join the lines left, collapsing blank runs that a removed command stood in."""
-    out: list[str] = []
+def _join_kept(kept: list[tuple[int, str] | None]) -> list[tuple[int, str]]:
+    """The lines left, with blank runs that a removed command stood in collapsed and
+    blank lines at both ends dropped."""
+    out: list[tuple[int, str]] = []
     removed_since_text = False
-    for line in kept:
-        if line is None:
+    for entry in kept:
+        if entry is None:
             removed_since_text = True
             continue
-        if not line.strip():
-            if removed_since_text and out and not out[-1].strip():
-                continue
-        else:
+        if entry[1].strip():
             removed_since_text = False
-        out.append(line)
-    return "\n".join(out).strip("\n")
+        elif removed_since_text and out and not out[-1][1].strip():
+            continue
+        out.append(entry)
+    while out and not out[0][1].strip():
+        out.pop(0)
+    while out and not out[-1][1].strip():
+        out.pop()
+    return out
