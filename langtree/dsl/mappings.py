@@ -22,28 +22,22 @@ def parse_path(tokens: Tokenizer, *, what: str) -> tuple[str, Span]:
     """path ::= identifier ("." identifier)*   (no whitespace around dots)"""
     start = tokens.position
     example = _PATH_EXAMPLES[what]
-    parts = [
-        tokens.expect(
-            "IDENT", f"Expected a {what} path", hint=f"write a dotted path such as {example}"
-        ).text
-    ]
-    while True:
-        if tokens.space_then("DOT"):
-            _fail_space_around_dot(tokens, start)
-        if not tokens.check("DOT"):
-            break
+    path = tokens.expect(
+        "PATH", f"Expected a {what} path", hint=f"write a dotted path such as {example}"
+    ).text
+    if tokens.space_then("DOT"):
+        _fail_space_around_dot(tokens, start)
+    if tokens.check("DOT"):
         dot = tokens.consume("DOT")
-        if tokens.at_space() and tokens.space_then("IDENT"):
+        if tokens.space_then("IDENT"):
             _fail_space_around_dot(tokens, start)
-        if not tokens.check("IDENT"):
-            tokens.fail(
-                f"Empty path component after {'.'.join(parts) + '.'!r}",
-                hint=f"name a field after '.', or remove the trailing '.' (e.g. {example})",
-                start=dot.start,
-                end=dot.end,
-            )
-        parts.append(tokens.consume("IDENT").text)
-    return ".".join(parts), tokens.span(start, tokens.position)
+        tokens.fail(
+            f"Empty path component after {path + '.'!r}",
+            hint=f"name a field after '.', or remove the trailing '.' (e.g. {example})",
+            start=dot.start,
+            end=dot.end,
+        )
+    return path, tokens.span(start, tokens.position)
 
 
 def _fail_space_around_dot(tokens: Tokenizer, start: int) -> None:

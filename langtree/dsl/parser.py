@@ -22,6 +22,7 @@ from langtree.dsl.commands import (
     Span,
     VariableAssignmentCommand,
 )
+from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.hints import suggest
 from langtree.dsl.mappings import parse_mapping_block, parse_path
 from langtree.dsl.tokenizer import Token, Tokenizer
@@ -31,6 +32,7 @@ __all__ = ["parse_command"]
 
 _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled")
 _WORD_COMMANDS = ("together",)
+_RESERVED = ("true", "false", "together")
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
 _KNOWN_FORMS = (
     "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
@@ -57,8 +59,7 @@ def parse_command(text: str, *, first_line: int = 1) -> Command:
     >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
     'items'
     """
-    tokens = Tokenizer(text, first_line=first_line)
-    return _parse_command(tokens)
+    return parse_fast(text, first_line) or _parse_command(Tokenizer(text, first_line=first_line))
 
 
 def _parse_command(tokens: Tokenizer) -> Command:
@@ -138,10 +139,10 @@ def _parse_at_command(tokens: Tokenizer) -> Command:
 
 def _parse_word_command(tokens: Tokenizer, name: Token) -> Command:
     """word_command ::= "together" | identifier "=" value | identifier "(" arguments ")" """
-    if name.text == "together":
-        return NodeModifierCommand(modifier="parallel")
     if tokens.check("EQUALS"):
         return _parse_assignment(tokens, name)
+    if name.text == "together":
+        return NodeModifierCommand(modifier="parallel")
     if tokens.check("LPAREN"):
         return _parse_execution(tokens, name)
     if tokens.space_then("EQUALS"):
@@ -336,7 +337,7 @@ def _parse_resampled(tokens: Tokenizer) -> ResamplingCommand:
 def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:
     """variable_assignment ::= identifier "=" value"""
     equals = tokens.consume("EQUALS")
-    if name.text in ("true", "false"):
+    if name.text in _RESERVED:
         tokens.fail(
             f"{name.text!r} is a reserved word and cannot be a variable name",
             hint="choose another name",

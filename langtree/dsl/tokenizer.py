@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from langtree.dsl.commands import Span
 from langtree.errors import CommandParseError
@@ -39,18 +38,36 @@ RULES: dict[str, re.Pattern[str]] = {
     "STRING": re.compile(r""""(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'"""),
     "NUMBER": re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.])"),
     "IDENT": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
+    "PATH": re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"),
     "SPACE": re.compile(r"[ \t]+"),
     "NEWLINE": re.compile(r"\r\n|\n|\r"),
 }
 
+_MATCHERS = {name: pattern.match for name, pattern in RULES.items()}
+_LITERALS = {
+    "BANG": "!",
+    "AT": "@",
+    "ARROW": "->",
+    "LBRACES": "{{",
+    "RBRACES": "}}",
+    "LBRACKET": "[",
+    "RBRACKET": "]",
+    "LPAREN": "(",
+    "RPAREN": ")",
+    "DOT": ".",
+    "COMMA": ",",
+    "EQUALS": "=",
+    "STAR": "*",
+}
+_SPACE = RULES["SPACE"].match
+_BLANK = " \t"
 _CLOSERS = {"RBRACKET": ("[", "]"), "RBRACES": ("{{", "}}"), "RPAREN": ("(", ")")}
 _LEADING = re.compile(r"\s*")
 _LAYOUT = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*|->|\{\{|\}\}|\S")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """A piece of the command text: its rule name, its text and where it starts."""
 
     name: str
@@ -76,14 +93,28 @@ class Tokenizer:
         self.position = 0
         self._first_line = first_line
         self._line_starts = [0] + [match.end() for match in LINE_BREAK.finditer(source)]
+        self._checked: tuple[str, int, re.Match[str] | None] = ("", -1, None)
 
     def check(self, name: str) -> bool:
         """Whether the next characters form a token of rule ``name``."""
-        return RULES[name].match(self.source, self.position) is not None
+        literal = _LITERALS.get(name)
+        if literal is not None:
+            return self.source.startswith(literal, self.position)
+        match = _MATCHERS[name](self.source, self.position)
+        self._checked = (name, self.position, match)
+        return match is not None
 
     def consume(self, name: str) -> Token:
         """Read a token of rule ``name``; the caller has checked that it is there."""
-        match = RULES[name].match(self.source, self.position)
+        literal = _LITERALS.get(name)
+        if literal is not None:
+            assert self.source.startswith(literal, self.position), f"consume({name!r}) unchecked"
+            start = self.position
+            self.position += len(literal)
+            return Token(name, literal, start)
+        checked_name, checked_at, match = self._checked
+        if checked_name != name or checked_at != self.position:
+            match = _MATCHERS[name](self.source, self.position)
         assert match is not None, f"consume({name!r}) without a matching check"
         self.position = match.end()
         return Token(name, match.group(), match.start())
@@ -100,17 +131,25 @@ class Tokenizer:
 
     def at_space(self) -> bool:
         """Whether spaces or tabs come next."""
-        return self.check("SPACE")
+        return self.source[self.position : self.position + 1] in _BLANK and not self._at_eof()
+
+    def _at_eof(self) -> bool:
+        return self.position >= len(self.source)
 
     def space_then(self, name: str) -> bool:
         """Whether spaces or tabs come next, followed by a token of rule ``name``."""
-        match = RULES["SPACE"].match(self.source, self.position)
-        return match is not None and RULES[name].match(self.source, match.end()) is not None
+        if not self.at_space():
+            return False
+        match = _SPACE(self.source, self.position)
+        assert match is not None
+        return _MATCHERS[name](self.source, match.end()) is not None
 
     def skip_space(self) -> None:
         """Skip spaces and tabs (not line breaks)."""
-        if self.check("SPACE"):
-            self.consume("SPACE")
+        if self.at_space():
+            match = _SPACE(self.source, self.position)
+            assert match is not None
+            self.position = match.end()
 
     def skip_layout_before_bang(self) -> None:
         """Skip whitespace and line breaks before the command's ``!``."""

@@ -207,6 +207,12 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
             id="reserved-name",
         ),
         pytest.param(
+            "! together=1",
+            "'together' is a reserved word and cannot be a variable name",
+            "choose another name",
+            id="reserved-modifier-name",
+        ),
+        pytest.param(
             r'! s="a\qb"',
             r"Unknown escape sequence '\\q' in string",
             "escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
