@@ -1,14 +1,19 @@
 """LangTree: structured LLM generation described as a tree of Pydantic models."""
 
+from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
+from langtree.structure.compatibility import TypeMappingConfig, ValidationStrategy
 from langtree.structure.tree_node import TreeNode
 
 __all__ = [
     "CommandParseError",
     "ExecutionError",
     "LangTreeError",
+    "RunStructure",
     "StructureError",
     "TreeNode",
+    "TypeMappingConfig",
+    "ValidationStrategy",
     "parse_command",
 ]

@@ -191,7 +191,7 @@ class StructureError(LangTreeError, ValueError):
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = tuple(diagnostics)
         count = len(self.diagnostics)
-        super().__init__(f"{count} problem{'s' if count != 1 else ''} found in the tree")
+        super().__init__(f"LangTree found {count} problem{'s' if count != 1 else ''}")
 
     def __str__(self) -> str:
         details = "\n\n".join(diagnostic.render() for diagnostic in self.diagnostics)

@@ -15,7 +15,8 @@ STAGES = {
     "runtime": 4,
     "testing": 5,
     "models": 5,
-    "cli": 6,
+    "api": 6,
+    "cli": 7,
 }
 
 

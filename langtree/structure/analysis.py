@@ -1,0 +1,99 @@
+"""Everything LangTree can check before a model call, in one pass over the added tasks."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from langtree.errors import Diagnostic
+from langtree.structure.config import StructureConfig
+from langtree.structure.flows import Flow, resolve_flows
+from langtree.structure.known import KnownFields, known_fields
+from langtree.structure.placeholders import check_placeholders
+from langtree.structure.plan import ExecutionPlan, build_plan
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.scopes import check_scopes
+from langtree.structure.settings import NodeSettings, compute_settings
+from langtree.structure.steps import draft_steps
+from langtree.structure.value_types import check_value_types
+from langtree.structure.variables import AssemblyVariables
+
+__all__ = ["Analysis", "analyse", "prompt_variable_names"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Analysis:
+    """The checked tree: data flows, node settings, the plan, and every diagnostic."""
+
+    flows: tuple[Flow, ...]
+    variables: AssemblyVariables
+    settings: dict[str, NodeSettings]
+    plan: ExecutionPlan
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """The diagnostics that are errors."""
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """The diagnostics that are warnings."""
+        return tuple(d for d in self.diagnostics if d.severity == "warning")
+
+
+def analyse(
+    registry: NodeRegistry,
+    config: StructureConfig,
+    *,
+    models: Collection[str] | None,
+    supplied: KnownFields,
+    earlier: list[Diagnostic],
+) -> Analysis:
+    """Run every rule and draft the plan.
+
+    Args:
+        registry: The nodes of the added tasks.
+        config: The run's settings.
+        models: The provider's model keys, or ``None`` when no provider is known yet.
+        supplied: Fields the caller supplies, by node tag (empty when unknown).
+        earlier: Diagnostics found while the tasks were added.
+    """
+    flows, diagnostics = resolve_flows(registry)
+    variables = AssemblyVariables(registry)
+    settings, setting_diagnostics = compute_settings(
+        registry, variables, default_modifier=config.default_modifier, models=models
+    )
+    known = known_fields(registry, flows, supplied)
+    plan, plan_diagnostics = build_plan(registry, draft_steps(registry, known, settings), flows)
+    diagnostics += variables.diagnostics + setting_diagnostics + plan_diagnostics + earlier
+    diagnostics += check_scopes(registry, flows)
+    diagnostics += check_placeholders(registry, prompt_variable_names(flows))
+    diagnostics += check_value_types(flows, config.type_mapping)
+    return Analysis(
+        flows=tuple(flows),
+        variables=variables,
+        settings=settings,
+        plan=plan,
+        diagnostics=tuple(sorted(set(diagnostics), key=lambda d: d.sort_key)),
+    )
+
+
+def prompt_variable_names(flows: list[Flow]) -> dict[str, set[str]]:
+    """The names that ``prompt`` mappings make resolvable, by destination node tag.
+
+    Several sources for one name also make ``{name_1}``, ``{name_2}``... resolvable.
+    """
+    counts: Counter[tuple[str, str]] = Counter()
+    for flow in flows:
+        if flow.destination is None:
+            continue
+        for mapping_flow in flow.mappings:
+            if mapping_flow.scope == "prompt":
+                counts[(flow.destination.node.tag, mapping_flow.name)] += 1
+    names: dict[str, set[str]] = {}
+    for (tag, name), count in counts.items():
+        numbered = {f"{name}_{index}" for index in range(1, count + 1)} if count > 1 else set()
+        names.setdefault(tag, set()).update({name} | numbered)
+    return names

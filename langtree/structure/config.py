@@ -1,0 +1,93 @@
+"""A run's settings, given as a dict, a :class:`TypeMappingConfig`, or ``None``.
+
+``RunStructure({"validation_strategy": "permissive", "default_modifier": "parallel"})``:
+the type mapping settings (:data:`TYPE_MAPPING_KEYS`) and ``default_modifier`` (DESIGN D1).
+Unknown names are errors that suggest the closest known one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from langtree.dsl.commands import Modifier
+from langtree.dsl.hints import suggest
+from langtree.errors import Diagnostic, StructureError
+from langtree.structure.compatibility import TYPE_MAPPING_KEYS, TypeMappingConfig
+
+__all__ = ["CONFIG_KEYS", "ConfigInput", "StructureConfig"]
+
+_MODIFIERS: dict[object, Modifier] = {
+    "sequential": "sequential",
+    "parallel": "parallel",
+    "together": "parallel",
+}
+CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {"default_modifier"}
+
+ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StructureConfig:
+    """The settings that the structure stage uses.
+
+    Attributes:
+        type_mapping: How ``value`` mappings are checked and converted.
+        default_modifier: The modifier of a node that declares none (D1).
+    """
+
+    type_mapping: TypeMappingConfig = field(default_factory=TypeMappingConfig)
+    default_modifier: Modifier = "sequential"
+
+    @classmethod
+    def create(cls, config: ConfigInput) -> StructureConfig:
+        """Read the settings in any of their accepted forms.
+
+        Raises:
+            StructureError: With one diagnostic per unknown name or bad value.
+
+        >>> StructureConfig.create({"default_modifier": "together"}).default_modifier
+        'parallel'
+        """
+        if config is None:
+            return cls()
+        if isinstance(config, StructureConfig):
+            return config
+        if isinstance(config, TypeMappingConfig):
+            return cls(type_mapping=config)
+        return cls._from_mapping(config)
+
+    @classmethod
+    def _from_mapping(cls, config: Mapping[str, object]) -> StructureConfig:
+        problems = [_unknown(key) for key in config if key not in CONFIG_KEYS]
+        modifier = _MODIFIERS.get(config.get("default_modifier", "sequential"))
+        if modifier is None:
+            problems.append(_bad_modifier(config["default_modifier"]))
+        type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
+        try:
+            type_mapping = TypeMappingConfig.from_mapping(type_settings)
+        except StructureError as error:
+            problems.extend(error.diagnostics)
+            type_mapping = TypeMappingConfig()
+        if problems:
+            raise StructureError(problems)
+        assert modifier is not None
+        return cls(type_mapping=type_mapping, default_modifier=modifier)
+
+
+def _unknown(key: str) -> Diagnostic:
+    known = ", ".join(repr(name) for name in sorted(CONFIG_KEYS))
+    return Diagnostic(
+        severity="error",
+        message=f"Unknown setting {key!r}",
+        hint=suggest(str(key), sorted(CONFIG_KEYS), fallback=f"the settings are {known}"),
+    )
+
+
+def _bad_modifier(value: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"'default_modifier' must be 'sequential' or 'parallel', got {value!r}",
+        hint="pass 'sequential' (the default) or 'parallel'",
+    )

@@ -1,0 +1,316 @@
+"""Resolve ``@each``/``@all`` commands into data flows, checking their paths and levels.
+
+A flow is one command seen against the tree: the node it stands in, what it iterates,
+where it sends data, and for each mapping the source it reads and the target it writes
+(DESIGN D5–D8). Problems found on the way become diagnostics; a flow is kept only when
+its destination resolves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
+from langtree.dsl.paths import split_scope
+from langtree.errors import Diagnostic
+from langtree.structure.registry import NodeRegistry, PathProblem, ResolvedPath
+from langtree.structure.tree import Node, NodeCommand
+
+__all__ = ["Flow", "MappingFlow", "TargetScope", "resolve_flows"]
+
+TargetScope: TypeAlias = Literal["value", "prompt", "outputs", "external"]
+EXTERNAL_DESTINATION = "prompt.external"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MappingFlow:
+    """One mapping, resolved.
+
+    Attributes:
+        mapping: The mapping as written.
+        scope: What the target is: a field (``value``), a prompt variable, a context
+            entry (``outputs``), or an external prompt variable.
+        name: The target without its scope: a field path, or a variable/entry name.
+        source: The source path resolved from the command's node (``None`` for ``*``).
+        target: The target field resolved from the destination (``value`` scope only).
+        target_levels: List levels from the command's node down to the target field.
+    """
+
+    mapping: VariableMapping
+    scope: TargetScope
+    name: str
+    source: ResolvedPath | None
+    target: ResolvedPath | None
+    target_levels: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flow:
+    """An ``@each``/``@all`` command resolved against the tree."""
+
+    command: NodeCommand
+    node: Node
+    inclusion: ResolvedPath | None
+    destination: ResolvedPath | None
+    mappings: tuple[MappingFlow, ...]
+
+    @property
+    def is_each(self) -> bool:
+        """Whether the command iterates (``@each``)."""
+        return isinstance(self.command.command, EachCommand)
+
+    @property
+    def depth(self) -> int:
+        """How many list levels the iteration runs over (0 for ``@all``)."""
+        return self.inclusion.list_levels if self.inclusion else 0
+
+
+def resolve_flows(registry: NodeRegistry) -> tuple[list[Flow], list[Diagnostic]]:
+    """Resolve every ``@each``/``@all`` command of every node."""
+    flows: list[Flow] = []
+    diagnostics: list[Diagnostic] = []
+    for node in registry:
+        for node_command in node.all_commands:
+            if isinstance(node_command.command, EachCommand | AllCommand):
+                flow = _Resolver(registry, node, node_command, diagnostics).resolve()
+                if flow is not None:
+                    flows.append(flow)
+    return flows, diagnostics
+
+
+class _Resolver:
+    """Resolves one command, appending what is wrong to ``diagnostics``."""
+
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        node: Node,
+        node_command: NodeCommand,
+        diagnostics: list[Diagnostic],
+    ) -> None:
+        self.registry = registry
+        self.node = node
+        self.at = node_command
+        command = node_command.command
+        assert isinstance(command, EachCommand | AllCommand)
+        self.command: EachCommand | AllCommand = command
+        self.diagnostics = diagnostics
+
+    def error(
+        self, message: str, hint: str, mapping: VariableMapping | None = None, *, part: str = ""
+    ) -> None:
+        span = (
+            mapping.span
+            if mapping
+            else getattr(self.command, f"{part}_span", None)
+            if part
+            else None
+        )
+        self.diagnostics.append(self.at.diagnostic(message, hint=hint, span=span))
+
+    def resolve(self) -> Flow | None:
+        inclusion = self._inclusion() if isinstance(self.command, EachCommand) else None
+        if isinstance(self.command, EachCommand) and inclusion is None:
+            return None
+        path = self.command.destination_path
+        destination = None
+        if path != EXTERNAL_DESTINATION:
+            destination = self._resolve(path, self.node, part="destination")
+            if destination is None:
+                return None
+        mappings = tuple(self._mappings(inclusion, destination))
+        flow = Flow(
+            command=self.at,
+            node=self.node,
+            inclusion=inclusion,
+            destination=destination,
+            mappings=mappings,
+        )
+        self._check_levels(flow)
+        return flow
+
+    # -- inclusion -------------------------------------------------------------------------
+
+    def _inclusion_path(self) -> str | None:
+        assert isinstance(self.command, EachCommand)
+        return self.command.inclusion_path or self.at.field_name
+
+    def _inclusion(self) -> ResolvedPath | None:
+        path = self._inclusion_path()
+        field_name = self.at.field_name
+        if path is None:
+            self.error(
+                "@each in a docstring needs an inclusion path",
+                "name the list to iterate, e.g. '@each[sections]->...'",
+            )
+            return None
+        if field_name is not None and path.split(".")[0] != field_name:
+            self.error(
+                f"Inclusion path {path!r} must start with the field {field_name!r} that holds "
+                "the command",
+                f"move the command into the description of {path.split('.')[0]!r}, or iterate "
+                f"over {field_name!r}",
+                part="inclusion",
+            )
+            return None
+        resolved = self._resolve(path, self.node, part="inclusion")
+        if resolved is not None and resolved.list_levels == 0:
+            self.error(
+                f"Inclusion path {path!r} has nothing to iterate: no field on it is a list",
+                "@each iterates over list fields; use '@all' to send a single value",
+                part="inclusion",
+            )
+            return None
+        return resolved
+
+    # -- paths ----------------------------------------------------------------------------
+
+    def _resolve(
+        self, path: str, start: Node, *, part: str = "", mapping: VariableMapping | None = None
+    ) -> ResolvedPath | None:
+        result = self.registry.resolve(path, start)
+        if isinstance(result, PathProblem):
+            self.error(
+                f"Path {path!r} does not resolve: {result.message}", result.hint, mapping, part=part
+            )
+            return None
+        return result
+
+    # -- mappings --------------------------------------------------------------------------
+
+    def _mappings(
+        self, inclusion: ResolvedPath | None, destination: ResolvedPath | None
+    ) -> Iterator[MappingFlow]:
+        for mapping in self.command.mappings:
+            source = self._source(mapping, inclusion)
+            if source is False:
+                continue
+            target = self._target(mapping, destination)
+            if target is not None:
+                yield MappingFlow(
+                    mapping=mapping,
+                    scope=target[0],
+                    name=target[1],
+                    source=source,
+                    target=target[2],
+                    target_levels=target[3],
+                )
+
+    def _source(
+        self, mapping: VariableMapping, inclusion: ResolvedPath | None
+    ) -> ResolvedPath | Literal[False] | None:
+        if mapping.is_wildcard:
+            return None
+        path = mapping.resolved_source_path
+        if isinstance(self.command, EachCommand):
+            scope_path = self._inclusion_path()
+            assert scope_path is not None
+            if path != scope_path and not path.startswith(scope_path + "."):
+                self.error(
+                    f"Source {path!r} is not within the iteration over {scope_path!r}",
+                    f"every source of this @each must be {scope_path!r} or start with "
+                    f"'{scope_path}.'",
+                    mapping,
+                )
+                return False
+        elif not self._all_source_allowed(path, mapping):
+            return False
+        resolved = self._resolve(path, self.node, mapping=mapping)
+        return resolved if resolved is not None else False
+
+    def _all_source_allowed(self, path: str, mapping: VariableMapping) -> bool:
+        field_name = self.at.field_name
+        if field_name is not None and path != field_name:
+            what = "implicit mapping's name" if mapping.is_implicit else "source"
+            self.error(
+                f"@all sends only the field that holds it: the {what} {path!r} is not "
+                f"{field_name!r}",
+                f"write '{mapping.target_path}={field_name}' or '{mapping.target_path}=*', or "
+                f"move the command into the description of {path.split('.')[0]!r}",
+                mapping,
+            )
+            return False
+        if field_name is None and "." in path:
+            self.error(
+                f"@all in a docstring sends one field or the whole node, not {path!r}",
+                f"write a field of {self.node.node_class.__qualname__!r} or '*'",
+                mapping,
+            )
+            return False
+        return True
+
+    def _target(
+        self, mapping: VariableMapping, destination: ResolvedPath | None
+    ) -> tuple[TargetScope, str, ResolvedPath | None, int] | None:
+        scope, name = split_scope(mapping.target_path)
+        if destination is None:
+            return self._named_target(mapping, "external", name)
+        if scope in ("prompt", "outputs"):
+            return self._named_target(mapping, scope, name)
+        path = name if scope is not None else mapping.target_path
+        resolved = self._resolve(path, destination.node, mapping=mapping)
+        if resolved is None:
+            return None
+        if resolved.field is None:
+            self.error(
+                f"Target {mapping.target_path!r} names a node, not a field",
+                "map into a field of the destination, e.g. 'value.<field>'",
+                mapping,
+            )
+            return None
+        levels = destination.list_levels + resolved.list_levels
+        return "value", path, resolved, levels
+
+    def _named_target(
+        self, mapping: VariableMapping, scope: TargetScope, name: str
+    ) -> tuple[TargetScope, str, None, int] | None:
+        if "." in name or not name.isidentifier():
+            kind = {
+                "prompt": "prompt variable",
+                "outputs": "context entry",
+                "external": "external variable",
+            }[scope]
+            self.error(
+                f"Target {mapping.target_path!r} must name a {kind} with a single name",
+                f"use one name after the scope, e.g. '{scope if scope != 'external' else 'prompt'}."
+                f"{name.split('.')[-1]}'",
+                mapping,
+            )
+            return None
+        return scope, name, None, 0
+
+    # -- levels ----------------------------------------------------------------------------
+
+    def _check_levels(self, flow: Flow) -> None:
+        values = [m for m in flow.mappings if m.scope == "value"]
+        if flow.is_each:
+            self._check_each_levels(flow, values)
+        elif not self.command.has_multiplicity:
+            for mapping_flow in values:
+                if mapping_flow.target_levels:
+                    self.error(
+                        f"Target {mapping_flow.mapping.target_path!r} lies inside a list, but "
+                        "@all without '*' sends one value to one place",
+                        "add '*' after '}}' to send the value to every element (1:n)",
+                        mapping_flow.mapping,
+                    )
+
+    def _check_each_levels(self, flow: Flow, values: list[MappingFlow]) -> None:
+        depth = flow.depth
+        for mapping_flow in values:
+            if mapping_flow.target_levels > depth:
+                self.error(
+                    f"Target {mapping_flow.mapping.target_path!r} has {mapping_flow.target_levels} "
+                    f"list level(s), more than the {depth} the iteration provides",
+                    "map into a field with no more list levels than the inclusion path iterates",
+                    mapping_flow.mapping,
+                )
+        if values and all(m.target_levels != depth for m in values):
+            self.error(
+                f"No target of this @each has exactly {depth} list level(s), the depth of "
+                f"the iteration over {self._inclusion_path()!r}",
+                "map at least one value into a list field (one element per iteration), "
+                "e.g. 'value.items=...' where items is a list",
+            )

@@ -1,0 +1,176 @@
+"""Runtime variables (``{name}``) and template variables in prompt texts (DESIGN D9).
+
+``{name}`` resolves to a ``prompt`` mapping into the node, else a field of the node, else a
+field of an ancestor. In a root task's own text a name that resolves nowhere is an
+*external variable* the caller supplies at run time (a warning lists it); below the root it
+is an error. ``{PROMPT_SUBTREE}`` and ``{COLLECTED_CONTEXT}`` stand alone on their line with
+blank lines around them. Other braces (JSON examples, ``{{literal}}``) are plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from langtree.dsl.extraction import Extraction
+from langtree.errors import Diagnostic
+from langtree.structure.origins import Origin
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree import Node
+
+__all__ = [
+    "TEMPLATE_VARIABLES",
+    "Placeholder",
+    "check_placeholders",
+    "find_placeholders",
+]
+
+TEMPLATE_VARIABLES = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
+_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Placeholder:
+    """A ``{name}`` in a text: its name and where it stands (line of the text, column)."""
+
+    name: str
+    line: int
+    column: int
+
+
+def find_placeholders(text: str) -> list[Placeholder]:
+    """Every ``{name}`` in a text; doubled braces and other brace text are not placeholders.
+
+    >>> [p.name for p in find_placeholders('Hi {name}! JSON: {"a": 1}, literal {{x}}')]
+    ['name']
+    """
+    found: list[Placeholder] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        found.extend(
+            Placeholder(name=match.group(1), line=number, column=match.start() + 1)
+            for match in _PLACEHOLDER.finditer(line)
+        )
+    return found
+
+
+def check_placeholders(
+    registry: NodeRegistry, prompt_variables: Mapping[str, set[str]]
+) -> Iterator[Diagnostic]:
+    """Check every placeholder of every node's texts.
+
+    Args:
+        registry: The nodes.
+        prompt_variables: For each node tag, the names that ``prompt`` mappings make
+            resolvable in it (numbered names included).
+    """
+    for node in registry:
+        checker = _NodeChecker(registry, node, prompt_variables.get(node.tag, set()))
+        yield from checker.check(node.extraction, node.origin, docstring=True)
+        for node_field in node.fields:
+            yield from checker.check(node_field.extraction, node_field.origin, docstring=False)
+
+
+class _NodeChecker:
+    def __init__(self, registry: NodeRegistry, node: Node, prompt_names: set[str]) -> None:
+        self.node = node
+        self.names = prompt_names | _field_names_up(registry, node)
+
+    def check(
+        self, extraction: Extraction, origin: Origin, *, docstring: bool
+    ) -> Iterator[Diagnostic]:
+        lines = extraction.text.split("\n")
+        for placeholder in find_placeholders(extraction.text):
+            problem = self._problem(placeholder, lines, docstring=docstring)
+            if problem is not None:
+                message, hint, warning = problem
+                yield _diagnostic(extraction, origin, placeholder, message, hint, warning=warning)
+
+    def _problem(
+        self, placeholder: Placeholder, lines: list[str], *, docstring: bool
+    ) -> tuple[str, str, bool] | None:
+        name = placeholder.name
+        if name in TEMPLATE_VARIABLES:
+            return _template_problem(name, lines, placeholder.line, docstring=docstring)
+        if "__" in name:
+            return (
+                f"Runtime variable {{{name}}} contains '__', which LangTree reserves",
+                "rename the variable without a double underscore",
+                False,
+            )
+        if name.isupper():
+            return (
+                f"Upper-case names are reserved for template variables: {{{name}}}",
+                "use a lower-case name, or {PROMPT_SUBTREE} / {COLLECTED_CONTEXT}",
+                False,
+            )
+        if name in self.names:
+            return None
+        if self.node.parent is None:
+            return (
+                f"{{{name}}} is an external variable: supply it at run time",
+                f"pass variables={{'{name}': ...}} to run() or prompts()",
+                True,
+            )
+        return (
+            f"Runtime variable {{{name}}} resolves to nothing in {self.node.tag!r}",
+            f"add a field {name!r}, map a value into it with 'prompt.{name}=...', or write "
+            "the literal braces as {{" + name + "}}",
+            False,
+        )
+
+
+def _template_problem(
+    name: str, lines: list[str], line: int, *, docstring: bool
+) -> tuple[str, str, bool] | None:
+    if not docstring:
+        return (
+            f"{{{name}}} belongs in a class docstring, not in a field's description",
+            "move it to the docstring",
+            False,
+        )
+    alone = lines[line - 1].strip() == f"{{{name}}}"
+    blank_before = line == 1 or not lines[line - 2].strip()
+    blank_after = line == len(lines) or not lines[line].strip()
+    if alone and blank_before and blank_after:
+        return None
+    return (
+        f"{{{name}}} must stand alone on its line, with a blank line before and after it",
+        f"write it as a paragraph of its own: 'text\\n\\n{{{name}}}\\n\\nmore text'",
+        False,
+    )
+
+
+def _field_names_up(registry: NodeRegistry, node: Node) -> set[str]:
+    names: set[str] = set()
+    current: Node | None = node
+    while current is not None:
+        names.update(f.name for f in current.fields)
+        current = registry.get(current.parent) if current.parent else None
+    return names
+
+
+def _diagnostic(
+    extraction: Extraction,
+    origin: Origin,
+    placeholder: Placeholder,
+    message: str,
+    hint: str,
+    *,
+    warning: bool,
+) -> Diagnostic:
+    text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
+    source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
+    column = source_line.find("{" + placeholder.name + "}") + 1
+    return Diagnostic(
+        severity="warning" if warning else "error",
+        message=message,
+        hint=hint,
+        class_name=origin.class_name,
+        field_name=origin.field_name,
+        file=origin.file,
+        line=origin.file_line(text_line) or text_line,
+        column=max(column, 1),
+        source_line=source_line,
+        length=len(placeholder.name) + 2,
+    )

@@ -1,0 +1,143 @@
+"""The nodes of every added task, and how dotted paths resolve among them (DESIGN D5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from langtree.structure.tree import Node, NodeField
+
+__all__ = ["NodeRegistry", "PathProblem", "ResolvedPath"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedPath:
+    """Where a dotted path leads.
+
+    Attributes:
+        node: The node the path ends in (the node that holds ``field``, or the node
+            the path names).
+        field: The last field, or ``None`` when the path names a node.
+        fields: Every field the path goes through, in order (``field`` last).
+        list_levels: How many list levels the path crosses, its last field's included.
+    """
+
+    node: Node
+    field: NodeField | None
+    fields: tuple[NodeField, ...]
+    list_levels: int
+
+    @property
+    def level_by_component(self) -> tuple[int, ...]:
+        """The list levels crossed up to and including each field of the path."""
+        levels, total = [], 0
+        for node_field in self.fields:
+            total += node_field.shape.list_depth
+            levels.append(total)
+        return tuple(levels)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathProblem:
+    """Why a path does not resolve: which component, and a message and hint."""
+
+    component: int
+    message: str
+    hint: str
+
+
+class NodeRegistry:
+    """Every node of the added tasks, by tag."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, Node] = {}
+        self._children: dict[str, list[Node]] = {}
+        self._tasks: dict[str, list[Node]] = {}
+
+    def add(self, nodes: list[Node]) -> None:
+        """Register the nodes of one task (its root first, parents before children)."""
+        if nodes:
+            self._tasks[nodes[0].tag] = nodes
+        for node in nodes:
+            self._nodes[node.tag] = node
+            self._children.setdefault(node.tag, [])
+            if node.parent is not None:
+                self._children[node.parent].append(node)
+
+    def get(self, tag: str) -> Node | None:
+        """The node with ``tag``, if any."""
+        return self._nodes.get(tag)
+
+    def __iter__(self) -> Iterator[Node]:
+        """Every node, tasks in tag order (whatever order they were added in)."""
+        for tag in sorted(self._tasks):
+            yield from self._tasks[tag]
+
+    def children(self, tag: str) -> list[Node]:
+        """The child nodes of the node with ``tag``, in field order."""
+        return self._children.get(tag, [])
+
+    def roots(self) -> list[Node]:
+        """The root task nodes, sorted by tag."""
+        return sorted((n for n in self._nodes.values() if n.parent is None), key=lambda n: n.tag)
+
+    def child(self, node: Node, field_name: str) -> Node | None:
+        """The node held by ``node``'s field ``field_name``, if it is a node field."""
+        return self._nodes.get(f"{node.tag}.{field_name}")
+
+    def resolve(self, path: str, start: Node) -> ResolvedPath | PathProblem:
+        """Resolve a dotted path: ``task.<name>...`` from a root task, else from ``start``."""
+        parts = path.split(".")
+        if parts[0] == "task" and len(parts) > 1:
+            root = self._nodes.get(f"task.{parts[1]}")
+            if root is None:
+                return PathProblem(
+                    component=1,
+                    message=f"No task {'task.' + parts[1]!r} has been added",
+                    hint=f"add the class {_task_class_name(parts[1])!r} with RunStructure.add(), "
+                    "or fix the path",
+                )
+            return self._walk(root, parts, 2)
+        return self._walk(start, parts, 0)
+
+    def _walk(self, node: Node, parts: list[str], index: int) -> ResolvedPath | PathProblem:
+        fields: list[NodeField] = []
+        levels = 0
+        for position in range(index, len(parts)):
+            if fields and fields[-1].shape.node_class is None:
+                return _beyond_leaf(fields[-1], parts, position)
+            if fields:
+                child = self.child(node, fields[-1].name)
+                assert child is not None
+                node = child
+            node_field = node.field(parts[position])
+            if node_field is None:
+                return _no_field(node, parts, position)
+            fields.append(node_field)
+            levels += node_field.shape.list_depth
+        last = fields[-1] if fields else None
+        if last is not None and last.shape.node_class is not None:
+            node = self.child(node, last.name) or node
+        return ResolvedPath(node=node, field=last, fields=tuple(fields), list_levels=levels)
+
+
+def _task_class_name(snake: str) -> str:
+    return "Task" + "".join(word.capitalize() for word in snake.split("_"))
+
+
+def _no_field(node: Node, parts: list[str], position: int) -> PathProblem:
+    names = ", ".join(repr(f.name) for f in node.fields) or "none"
+    return PathProblem(
+        component=position,
+        message=f"{node.node_class.__qualname__!r} ({node.tag}) has no field {parts[position]!r}",
+        hint=f"its fields are {names}",
+    )
+
+
+def _beyond_leaf(node_field: NodeField, parts: list[str], position: int) -> PathProblem:
+    return PathProblem(
+        component=position,
+        message=f"Field {node_field.name!r} holds a value, not a node: "
+        f"{'.'.join(parts[position:])!r} cannot be reached through it",
+        hint="paths can only go through fields whose type is a TreeNode or a list of them",
+    )

@@ -1,0 +1,294 @@
+"""Each node's execution settings: modifier, model (``llm``), resampling (``resample``,
+``@resampled``), with arguments resolved through assembly variables (DESIGN D1, D12, D13).
+
+Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
+``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/``resample``
+in a field's description applies to that field's step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from enum import Enum
+
+from langtree.dsl.builtins import BUILTIN_COMMANDS
+from langtree.dsl.commands import (
+    AggregationFunction,
+    ExecutionCommand,
+    Modifier,
+    NodeModifierCommand,
+    ResamplingCommand,
+    Value,
+)
+from langtree.errors import Diagnostic
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.variables import AssemblyVariables, Definition
+
+__all__ = ["ModelChoice", "NodeSettings", "compute_settings"]
+
+_NUMERIC_AGGREGATIONS = frozenset({"mean", "median", "sum", "min", "max"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChoice:
+    """An ``llm(...)`` choice: the model key and whether it overrides the subtree."""
+
+    key: str
+    override: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSettings:
+    """How one node's steps run.
+
+    Attributes:
+        modifier: ``sequential`` or ``parallel``.
+        model: The model key for the node's steps (``None``: the provider's default).
+        resample: How many times the node's steps run (1: once).
+        field_models: Models chosen in field descriptions, by field.
+        field_resample: Resample counts set in field descriptions, by field.
+        aggregations: ``@resampled`` functions, by field.
+    """
+
+    modifier: Modifier
+    model: str | None = None
+    resample: int = 1
+    field_models: dict[str, str] = field(default_factory=dict)
+    field_resample: dict[str, int] = field(default_factory=dict)
+    aggregations: dict[str, AggregationFunction] = field(default_factory=dict)
+
+
+def compute_settings(
+    registry: NodeRegistry,
+    variables: AssemblyVariables,
+    *,
+    default_modifier: Modifier,
+    models: Collection[str] | None,
+) -> tuple[dict[str, NodeSettings], list[Diagnostic]]:
+    """Settle every node's settings, parents first, with diagnostics for what is wrong."""
+    builder = _SettingsBuilder(registry, variables, default_modifier, models)
+    for node in registry:
+        builder.settle(node)
+    return builder.settings, builder.diagnostics
+
+
+class _SettingsBuilder:
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        variables: AssemblyVariables,
+        default_modifier: Modifier,
+        models: Collection[str] | None,
+    ) -> None:
+        self.registry = registry
+        self.variables = variables
+        self.default_modifier = default_modifier
+        self.models = models
+        self.settings: dict[str, NodeSettings] = {}
+        self.overrides: dict[str, str | None] = {}
+        self.diagnostics: list[Diagnostic] = []
+
+    def settle(self, node: Node) -> None:
+        parent = self.settings.get(node.parent) if node.parent else None
+        inherited_override = self.overrides.get(node.parent) if node.parent else None
+        own_model = self._single_call(node.commands, "llm")
+        choice = self._model_choice(own_model, node) if own_model else None
+        self.overrides[node.tag] = inherited_override or (
+            choice.key if choice and choice.override else None
+        )
+        model = inherited_override or (choice.key if choice else parent.model if parent else None)
+        resample = self._resample(node.commands, node) or 1
+        field_resample = self._field_resample(node)
+        self.settings[node.tag] = NodeSettings(
+            modifier=self._modifier(node),
+            model=model,
+            resample=resample,
+            field_models=self._field_models(node, inherited_override),
+            field_resample=field_resample,
+            aggregations=self._aggregations(node, resample > 1, field_resample),
+        )
+
+    # -- modifier -----------------------------------------------------------------------
+
+    def _modifier(self, node: Node) -> Modifier:
+        modifiers = [c for c in node.commands if isinstance(c.command, NodeModifierCommand)]
+        for extra in modifiers[1:]:
+            self.diagnostics.append(
+                extra.diagnostic(
+                    f"{node.node_class.__qualname__!r} has more than one node modifier",
+                    hint="keep one of @sequential, @parallel or together",
+                )
+            )
+        for node_field in node.fields:
+            for misplaced in node_field.commands:
+                if isinstance(misplaced.command, NodeModifierCommand):
+                    self.diagnostics.append(
+                        misplaced.diagnostic(
+                            "A node modifier belongs in the class docstring, not in a field's "
+                            "description",
+                            hint=f"move it to the docstring of {node.node_class.__qualname__!r}",
+                        )
+                    )
+        if not modifiers:
+            return self.default_modifier
+        command = modifiers[0].command
+        assert isinstance(command, NodeModifierCommand)
+        return command.modifier
+
+    # -- execution commands ---------------------------------------------------------------
+
+    def _single_call(self, commands: tuple[NodeCommand, ...], name: str) -> NodeCommand | None:
+        calls = [
+            c
+            for c in commands
+            if isinstance(c.command, ExecutionCommand) and c.command.command_name == name
+        ]
+        for extra in calls[1:]:
+            self.diagnostics.append(
+                extra.diagnostic(
+                    f"More than one {name}() in the same text", hint=f"keep one {name}()"
+                )
+            )
+        return calls[0] if calls else None
+
+    def _arguments(self, node_command: NodeCommand, node: Node) -> dict[str, Value] | None:
+        """The call's arguments by parameter, variables resolved and checked."""
+        command = node_command.command
+        assert isinstance(command, ExecutionCommand)
+        signature = BUILTIN_COMMANDS[command.command_name]
+        bound = signature.bind(command.arguments, command.named_arguments)
+        assert isinstance(bound, dict), "the parser checked the call"
+        resolved: dict[str, Value] = {}
+        for parameter in signature.parameters:
+            value = self.variables.resolve(node.tag, bound[parameter.name])
+            if value is None:
+                self._unknown_variable(node_command, bound[parameter.name])
+                return None
+            literal = value.value if isinstance(value, Definition) else value
+            problem = parameter.check(command.command_name, literal)
+            if problem is not None:
+                self.diagnostics.append(node_command.diagnostic(problem[0], hint=problem[1]))
+                return None
+            resolved[parameter.name] = literal
+        return resolved
+
+    def _unknown_variable(self, node_command: NodeCommand, reference: Value) -> None:
+        self.diagnostics.append(
+            node_command.diagnostic(
+                f"Unknown assembly variable {str(getattr(reference, 'name', reference))!r}",
+                hint="define it with '! name=value' in this node or one above it, or pass "
+                "a literal",
+            )
+        )
+
+    def _model_choice(self, node_command: NodeCommand, node: Node) -> ModelChoice | None:
+        arguments = self._arguments(node_command, node)
+        if arguments is None:
+            return None
+        key, override = arguments["model_key"], arguments["override"]
+        assert isinstance(key, str)
+        if self.models is not None and key not in self.models:
+            available = ", ".join(repr(m) for m in self.models) or "none"
+            self.diagnostics.append(
+                node_command.diagnostic(
+                    f"Model {key!r} is not in the provider",
+                    hint=f"the provider's models are {available}",
+                )
+            )
+        return ModelChoice(key=key, override=bool(override))
+
+    def _resample(self, commands: tuple[NodeCommand, ...], node: Node) -> int | None:
+        call = self._single_call(commands, "resample")
+        arguments = self._arguments(call, node) if call else None
+        if arguments is None:
+            return None
+        count = arguments["n_times"]
+        assert isinstance(count, int)
+        return count
+
+    def _field_models(self, node: Node, inherited_override: str | None) -> dict[str, str]:
+        models = {}
+        for node_field in node.fields:
+            call = self._single_call(node_field.commands, "llm")
+            choice = self._model_choice(call, node) if call else None
+            if choice is not None:
+                models[node_field.name] = inherited_override or choice.key
+        return models
+
+    def _field_resample(self, node: Node) -> dict[str, int]:
+        counts = {}
+        for node_field in node.fields:
+            count = self._resample(node_field.commands, node)
+            if count is not None:
+                counts[node_field.name] = count
+        return counts
+
+    # -- @resampled -----------------------------------------------------------------------
+
+    def _aggregations(
+        self, node: Node, node_resampled: bool, field_resample: dict[str, int]
+    ) -> dict[str, AggregationFunction]:
+        aggregations: dict[str, AggregationFunction] = {}
+        for node_command in node.all_commands:
+            command = node_command.command
+            if not isinstance(command, ResamplingCommand):
+                continue
+            if self._aggregation_fits(node_command, node):
+                aggregations[command.field_name] = command.aggregation_function
+                if not node_resampled and field_resample.get(command.field_name, 1) == 1:
+                    self.diagnostics.append(
+                        node_command.diagnostic(
+                            f"@resampled[{command.field_name}] has no effect: nothing resamples "
+                            f"{node.node_class.__qualname__!r}",
+                            hint="add '! resample(n)' with n > 1 to the node or the field, or "
+                            "remove the command",
+                            warning=True,
+                        )
+                    )
+        return aggregations
+
+    def _aggregation_fits(self, node_command: NodeCommand, node: Node) -> bool:
+        command = node_command.command
+        assert isinstance(command, ResamplingCommand)
+        node_field = node.field(command.field_name)
+        span = command.field_span
+        if node_field is None:
+            names = ", ".join(repr(f.name) for f in node.fields) or "none"
+            self.diagnostics.append(
+                node_command.diagnostic(
+                    f"@resampled names {command.field_name!r}, which is not a field of "
+                    f"{node.node_class.__qualname__!r}",
+                    hint=f"its fields are {names}",
+                    span=span,
+                )
+            )
+            return False
+        enum = node_field.shape.enum if not node_field.shape.list_depth else None
+        if enum is None:
+            self.diagnostics.append(
+                node_command.diagnostic(
+                    f"@resampled needs an Enum field; {command.field_name!r} is not one",
+                    hint="give the field an Enum type, or remove the command",
+                    span=span,
+                )
+            )
+            return False
+        if command.aggregation_function in _NUMERIC_AGGREGATIONS and not _numeric(enum):
+            self.diagnostics.append(
+                node_command.diagnostic(
+                    f"@resampled[{command.field_name}]->{command.aggregation_function} needs an "
+                    f"Enum with numeric values; {enum.__name__!r} has others",
+                    hint="use 'mode', or give every member an int or float value",
+                )
+            )
+            return False
+        return True
+
+
+def _numeric(enum: type[Enum]) -> bool:
+    return all(
+        isinstance(member.value, int | float) and not isinstance(member.value, bool)
+        for member in enum
+    )

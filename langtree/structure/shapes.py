@@ -1,0 +1,90 @@
+"""What a field's annotation means for the tree: a leaf, a node, or a list of nodes.
+
+Dicts and mappings are never iterable; ``list``, ``tuple``, ``set`` and other sequences
+are; ``Optional[...]`` and ``Annotated[...]`` around them are seen through. The annotation
+readers are those of :mod:`langtree.structure.annotations`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal, TypeAlias, TypeGuard
+
+from langtree.errors import LangTreeError
+from langtree.structure.annotations import (
+    is_class,
+    is_enum,
+    strip_optional,
+    uniform_item_type,
+    union_members,
+)
+from langtree.structure.tree_node import TreeNode
+
+__all__ = ["FieldKind", "FieldShape", "ShapeError", "field_shape"]
+
+FieldKind: TypeAlias = Literal["leaf", "node", "node_list"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldShape:
+    """How a field takes part in the tree.
+
+    Attributes:
+        kind: ``leaf`` (a value), ``node`` (one child node) or ``node_list``.
+        node_class: The child node class, for ``node`` and ``node_list``.
+        list_depth: How many sequence levels wrap the value (``list[list[X]]`` is 2).
+        optional: Whether ``None`` is allowed.
+        enum: The Enum class of an Enum leaf (seen through ``Optional``).
+    """
+
+    kind: FieldKind
+    node_class: type[TreeNode] | None = None
+    list_depth: int = 0
+    optional: bool = False
+    enum: type[Enum] | None = None
+
+    @property
+    def is_iterable(self) -> bool:
+        """Whether ``@each`` can iterate over the field."""
+        return self.list_depth > 0
+
+
+class ShapeError(LangTreeError, TypeError):
+    """An annotation LangTree cannot place in the tree (becomes a diagnostic)."""
+
+
+def field_shape(annotation: object) -> FieldShape:
+    """Classify a field annotation.
+
+    Raises:
+        ShapeError: A union mixes node classes with other types, which the tree cannot
+            traverse.
+
+    >>> field_shape(list[str])
+    FieldShape(kind='leaf', node_class=None, list_depth=1, optional=False, enum=None)
+    """
+    inner, optional = strip_optional(annotation)
+    depth = 0
+    while (element := uniform_item_type(inner)) is not None:
+        inner, _ = strip_optional(element)
+        depth += 1
+    _reject_node_unions(inner)
+    if _is_node(inner):
+        kind: FieldKind = "node_list" if depth else "node"
+        return FieldShape(kind=kind, node_class=inner, list_depth=depth, optional=optional)
+    enum = inner if is_enum(inner) else None
+    return FieldShape(kind="leaf", list_depth=depth, optional=optional, enum=enum)
+
+
+def _is_node(annotation: object) -> TypeGuard[type[TreeNode]]:
+    return is_class(annotation) and issubclass(annotation, TreeNode)
+
+
+def _reject_node_unions(annotation: object) -> None:
+    nodes = [member for member in union_members(annotation) or () if _is_node(member)]
+    if nodes:
+        names = ", ".join(node.__name__ for node in nodes)
+        raise ShapeError(
+            f"a union of node classes ({names}) with other types cannot be part of the tree"
+        )

@@ -1,0 +1,104 @@
+"""Steps: the structured-output calls a run makes, one kind per node (DESIGN D3).
+
+``@sequential``: one step per generated field, in declaration order. ``@parallel``: one
+step for all generated fields (siblings that need each other move to follow-up steps,
+see :mod:`langtree.structure.plan`). A field with its own ``llm(...)`` or ``resample(...)``
+gets a step of its own. A generated node field is produced whole inside its step; a known
+one is descended into, its elements generated as nodes of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langtree.dsl.commands import Modifier
+from langtree.structure.known import KnownFields
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.settings import NodeSettings
+from langtree.structure.tree import Node
+
+__all__ = ["StepDraft", "draft_steps", "element_path"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepDraft:
+    """A step before dependencies: the node, its fields and how it runs."""
+
+    node_tag: str
+    fields: tuple[str, ...]
+    modifier: Modifier
+    model: str | None
+    resample: int
+    position: int
+
+    @property
+    def id(self) -> str:
+        """``<node tag>:<field>+<field>``, unique in a plan."""
+        return f"{self.node_tag}:{'+'.join(self.fields)}"
+
+
+def draft_steps(
+    registry: NodeRegistry, known: KnownFields, settings: dict[str, NodeSettings]
+) -> list[StepDraft]:
+    """The steps of every node that has generated fields, nodes in tree order."""
+    drafts: list[StepDraft] = []
+    for root in registry.roots():
+        _draft_subtree(registry, root, known, settings, drafts)
+    return drafts
+
+
+def _draft_subtree(
+    registry: NodeRegistry,
+    node: Node,
+    known: KnownFields,
+    settings: dict[str, NodeSettings],
+    drafts: list[StepDraft],
+) -> None:
+    drafts.extend(_node_steps(node, known.get(node.tag, set()), settings[node.tag]))
+    for node_field in node.fields:
+        child = registry.child(node, node_field.name)
+        if child is not None and node_field.name in known.get(node.tag, set()):
+            _draft_subtree(registry, child, known, settings, drafts)
+
+
+def _node_steps(node: Node, known: set[str], setting: NodeSettings) -> list[StepDraft]:
+    generated = [f.name for f in node.fields if f.name not in known]
+    own = [
+        name for name in generated if name in setting.field_models or name in setting.field_resample
+    ]
+    shared = [name for name in generated if name not in own]
+    groups = (
+        [[name] for name in shared]
+        if setting.modifier == "sequential"
+        else [shared]
+        if shared
+        else []
+    )
+    steps = [_draft(node, group, setting) for group in groups]
+    steps += [_draft(node, [name], setting) for name in own]
+    return sorted(steps, key=lambda step: step.position)
+
+
+def _draft(node: Node, fields: list[str], setting: NodeSettings) -> StepDraft:
+    first = fields[0]
+    return StepDraft(
+        node_tag=node.tag,
+        fields=tuple(fields),
+        modifier=setting.modifier,
+        model=setting.field_models.get(first, setting.model) if len(fields) == 1 else setting.model,
+        resample=setting.field_resample.get(first, setting.resample)
+        if len(fields) == 1
+        else setting.resample,
+        position=[f.name for f in node.fields].index(first),
+    )
+
+
+def element_path(registry: NodeRegistry, tag: str) -> str:
+    """A node tag with ``[*]`` after every list it lies in: ``task.report.sections[*]``."""
+    node = registry.get(tag)
+    parts: list[str] = []
+    while node is not None:
+        name = node.field_name or node.tag
+        parts.append(name + "[*]" * node.list_depth)
+        node = registry.get(node.parent) if node.parent else None
+    return ".".join(reversed(parts))

@@ -1,0 +1,149 @@
+"""The structure stage's entry point: add root tasks, validate them, plan the run."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from langtree.errors import Diagnostic, StructureError
+from langtree.structure.analysis import Analysis, analyse
+from langtree.structure.config import ConfigInput, StructureConfig
+from langtree.structure.known import supplied_fields
+from langtree.structure.plan import ExecutionPlan
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree import Node, build_task_nodes, task_tag
+from langtree.structure.tree_node import TreeNode
+
+__all__ = ["TreeStructure"]
+
+
+class TreeStructure:
+    """Root tasks and everything reachable from them, checked before any model call.
+
+    Args:
+        config: Settings as a dict, a ``TypeMappingConfig``, or ``None`` for defaults.
+        models: The model keys that ``llm(...)`` may name, when known.
+    """
+
+    def __init__(
+        self, config: ConfigInput = None, *, models: Collection[str] | None = None
+    ) -> None:
+        self.config = StructureConfig.create(config)
+        self._models = models
+        self._tasks: dict[str, type[TreeNode]] = {}
+        self._registry = NodeRegistry()
+        self._diagnostics: list[Diagnostic] = []
+        self._analysis: Analysis | None = None
+
+    def add(self, task_class: type[TreeNode]) -> None:
+        """Introspect a root task and its subtree, and parse all its commands.
+
+        Raises:
+            StructureError: ``task_class`` is not a ``TreeNode`` subclass named
+                ``Task<Name>``, or a task with its tag was already added.
+            CommandParseError: A command in the subtree cannot be parsed; the error names
+                the class, the field and the line.
+        """
+        tag = self._task_tag(task_class)
+        nodes, diagnostics = build_task_nodes(task_class, tag)
+        self._tasks[tag] = task_class
+        self._registry.add(nodes)
+        self._diagnostics.extend(diagnostics)
+        self._analysis = None
+
+    def _task_tag(self, task_class: object) -> str:
+        if not (isinstance(task_class, type) and issubclass(task_class, TreeNode)):
+            raise _single_error(
+                f"add() takes a TreeNode subclass, got {task_class!r}",
+                "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
+            )
+        tag = task_tag(task_class.__name__)
+        if tag is None:
+            raise _single_error(
+                f"Root task classes are named 'Task<Name>'; {task_class.__name__!r} is not",
+                f"rename it, e.g. 'Task{task_class.__name__}', or add the task that holds it",
+            )
+        if tag in self._tasks:
+            same = self._tasks[tag] is task_class
+            raise _single_error(
+                f"{task_class.__qualname__!r} was already added"
+                if same
+                else f"Another task was already added as {tag!r}",
+                "add each task once" if same else "give the task classes different names",
+            )
+        return tag
+
+    def validate(self) -> tuple[Diagnostic, ...]:
+        """Check every rule over all added tasks.
+
+        Returns:
+            The warnings, sorted by location.
+
+        Raises:
+            StructureError: Holding every error found, sorted by location.
+        """
+        analysis = self._analyse()
+        if analysis.errors:
+            raise StructureError(analysis.errors)
+        return analysis.warnings
+
+    def get_node(self, tag: str) -> Node | None:
+        """The node at ``tag`` (``task.report.sections``), or ``None``."""
+        return self._registry.get(tag)
+
+    @property
+    def tasks(self) -> dict[str, type[TreeNode]]:
+        """The added root task classes, by tag."""
+        return dict(self._tasks)
+
+    @property
+    def nodes(self) -> NodeRegistry:
+        """Every node of the added tasks."""
+        return self._registry
+
+    def plan(self, inputs: Mapping[object, object] | None = None) -> ExecutionPlan:
+        """The steps the run would make, in a valid order.
+
+        Args:
+            inputs: What the caller will supply, by task class or tag (dicts or
+                instances); fields supplied there are not generated. Without inputs,
+                every field without a default is planned as generated.
+
+        Raises:
+            StructureError: The tasks do not validate.
+        """
+        self.validate()
+        if not inputs:
+            return self._analyse().plan
+        supplied = supplied_fields(self._registry, self._inputs_by_tag(inputs))
+        return self._analyse(supplied).plan
+
+    def _inputs_by_tag(self, inputs: Mapping[object, object]) -> dict[str, object]:
+        by_tag: dict[str, object] = {}
+        for key, value in inputs.items():
+            tag = key if isinstance(key, str) else task_tag(getattr(key, "__name__", ""))
+            if tag not in self._tasks:
+                added = ", ".join(repr(t) for t in self._tasks) or "none"
+                raise _single_error(
+                    f"Inputs name {key!r}, which is not an added task",
+                    f"the added tasks are {added}",
+                )
+            by_tag[tag] = value
+        return by_tag
+
+    def _analyse(self, supplied: dict[str, set[str]] | None = None) -> Analysis:
+        if supplied is None and self._analysis is not None:
+            return self._analysis
+        analysis = analyse(
+            self._registry,
+            self.config,
+            models=self._models,
+            supplied=supplied or {},
+            earlier=self._diagnostics,
+        )
+        if supplied is None:
+            self._analysis = analysis
+        return analysis
+
+
+def _single_error(message: str, hint: str) -> StructureError:
+    return StructureError([Diagnostic(severity="error", message=message, hint=hint)])
