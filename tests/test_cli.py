@@ -37,13 +37,22 @@ def test_check_passes_on_the_examples(capsys: pytest.CaptureFixture[str]) -> Non
     status = main(["check", str(EXAMPLES)])
 
     assert status == 0
-    assert capsys.readouterr().out == "checked 5 node class(es): 0 error(s)\n"
+    assert capsys.readouterr().out == (
+        "checked 3 task(s), 5 node class(es): 0 error(s), 0 warning(s)\n"
+    )
+
+
+def column_of(source: str, line: int, snippet: str) -> int:
+    """The 1-based column of ``snippet`` on a 1-based line of ``source``."""
+    return textwrap.dedent(source).splitlines()[line - 1].index(snippet) + 1
 
 
 def test_check_reports_every_broken_text(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, "broken.py", BROKEN)
+    items_line = textwrap.dedent(BROKEN).splitlines()[13]
+    star = column_of(BROKEN, 14, "}} *")
 
     status = main(["check", str(path)])
 
@@ -54,12 +63,12 @@ def test_check_reports_every_broken_text(
         "        ! @each [items]->task.other@{{value.item=items}}*\n"
         "               ^\n"
         "    hint: write '@each[' with no space\n"
-        f"{path}:14:36: error: Space after '}}}}' not allowed - use '}}}}*' not '}}}} *' "
+        f"{path}:14:{star}: error: Space after '}}}}' not allowed - use '}}}}*' not '}}}} *' "
         "[TaskBroken.items]\n"
-        "    ! @all->task.other@{{prompt.a=items}} *\n"
-        "    " + " " * 35 + "^~~~\n"
+        f"    {items_line}\n"
+        "    " + " " * (star - 1) + "^~~~\n"
         "    hint: write '}}*' with no space\n"
-        "checked 1 node class(es): 2 error(s)\n"
+        "checked 0 task(s), 1 node class(es): 2 error(s), 0 warning(s)\n"
     )
 
 
@@ -72,7 +81,9 @@ def test_check_accepts_a_module_name(
     status = main(["check", "my_tree"])
 
     assert status == 1
-    assert capsys.readouterr().out.endswith("checked 1 node class(es): 2 error(s)\n")
+    assert capsys.readouterr().out.endswith(
+        "checked 0 task(s), 1 node class(es): 2 error(s), 0 warning(s)\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,3 +112,71 @@ def test_check_without_a_target_is_a_usage_error(capsys: pytest.CaptureFixture[s
 
     assert caught.value.code == 2
     assert "PATH_OR_MODULE" in capsys.readouterr().err
+
+
+SEMANTIC = '''
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class TaskSource(TreeNode):
+    """Hello {audience}."""
+
+    notes: str = Field(description="! @all->task.missing@{{prompt.notes=notes}}")
+
+
+class TaskOther(TreeNode):
+    """
+    ! @resampled[mood]->mode
+    """
+
+    mood: str = Field(description="How it feels.")
+'''
+
+
+def test_check_validates_the_tasks_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "semantic.py", SEMANTIC)
+
+    status = main(["check", str(path)])
+
+    output = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert [line for line in output if ": error: " in line or ": warning: " in line] == [
+        f"{path}:8:{column_of(SEMANTIC, 8, '{audience}')}: warning: {{audience}} is an external "
+        "variable: supply it at run time [TaskSource]",
+        f"{path}:10:{column_of(SEMANTIC, 10, 'task.missing')}: error: Path 'task.missing' does "
+        "not resolve: No task 'task.missing' has been added [TaskSource.notes]",
+        f"{path}:15:{column_of(SEMANTIC, 15, 'mood]')}: error: @resampled needs an Enum field; "
+        "'mood' is str [TaskOther]",
+    ]
+    assert output[-1] == "checked 2 task(s), 2 node class(es): 2 error(s), 1 warning(s)"
+
+
+def test_graph_prints_the_plan_as_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["graph", str(EXAMPLES / "review_rating.py")])
+
+    assert status == 0
+    assert capsys.readouterr().out == (
+        "flowchart TD\n"
+        '    s0["task.rate_review<br/>review<br/>model: default, resample: 5"]\n'
+        '    s1["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
+        '    s2["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
+        "    s0 --> s1\n"
+        "    s1 --> s2\n"
+    )
+
+
+def test_graph_refuses_a_tree_with_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "semantic.py", SEMANTIC)
+
+    status = main(["graph", str(path)])
+
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.out == ""
+    assert captured.err.count(": error: ") == 2

@@ -38,6 +38,10 @@ _KNOWN_FORMS = (
     "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
     "@resampled[field]->mode, name=value or resample(...)/llm(...)"
 )
+_SPACED_WORD_ERRORS = (
+    ("EQUALS", "Space around '=' not allowed - use 'count=5' not 'count = 5'", "=", "spaces"),
+    ("LPAREN", "Space before '(' not allowed - use 'resample(5)' not 'resample (5)'", "(", "space"),
+)
 _SPACE_AROUND_ARROW = "Space around '->' not allowed - use ']->' not '] ->' or '-> '"
 
 
@@ -145,20 +149,14 @@ def _parse_word_command(tokens: Tokenizer, name: Token) -> Command:
         return NodeModifierCommand(modifier="parallel")
     if tokens.check("LPAREN"):
         return _parse_execution(tokens, name)
-    if tokens.space_then("EQUALS"):
-        tokens.fail(
-            "Space around '=' not allowed - use 'count=5' not 'count = 5'",
-            hint=f"write '{name.text}=' with no spaces",
-            start=name.end,
-            end=tokens.position + 2,
-        )
-    if tokens.space_then("LPAREN"):
-        tokens.fail(
-            "Space before '(' not allowed - use 'resample(5)' not 'resample (5)'",
-            hint=f"write '{name.text}(' with no space",
-            start=name.end,
-            end=tokens.position + 2,
-        )
+    for rule, message, symbol, fix in _SPACED_WORD_ERRORS:
+        if tokens.space_then(rule):
+            tokens.fail(
+                message,
+                hint=f"write '{name.text}{symbol}' with no {fix}",
+                start=name.end,
+                end=tokens.position + 2,
+            )
     return _fail_unknown_command(tokens, name, name.text, name.start)
 
 

@@ -1,10 +1,14 @@
-"""Everything LangTree can check before a model call, in one pass over the added tasks."""
+"""Everything LangTree can check before a model call, in one pass over the added tasks.
+
+Only the plan depends on what the caller supplies: :func:`replan` drafts it again for
+given inputs and keeps every other result.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
 from langtree.structure.config import StructureConfig
@@ -19,17 +23,24 @@ from langtree.structure.steps import draft_steps
 from langtree.structure.value_types import check_value_types
 from langtree.structure.variables import AssemblyVariables
 
-__all__ = ["Analysis", "analyse", "prompt_variable_names"]
+__all__ = ["Analysis", "analyse", "prompt_variable_names", "replan"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Analysis:
-    """The checked tree: data flows, node settings, the plan, and every diagnostic."""
+    """The checked tree: data flows, node settings, the plan, and every diagnostic.
+
+    Attributes:
+        checks: The diagnostics that do not depend on what the caller supplies (every
+            one but the plan's).
+        diagnostics: Every diagnostic, the plan's included, sorted by location.
+    """
 
     flows: tuple[Flow, ...]
     variables: AssemblyVariables
     settings: dict[str, NodeSettings]
     plan: ExecutionPlan
+    checks: tuple[Diagnostic, ...]
     diagnostics: tuple[Diagnostic, ...]
 
     @property
@@ -48,16 +59,14 @@ def analyse(
     config: StructureConfig,
     *,
     models: Collection[str] | None,
-    supplied: KnownFields,
     earlier: list[Diagnostic],
 ) -> Analysis:
-    """Run every rule and draft the plan.
+    """Run every rule and draft the plan with nothing supplied by the caller.
 
     Args:
         registry: The nodes of the added tasks.
         config: The run's settings.
         models: The provider's model keys, or ``None`` when no provider is known yet.
-        supplied: Fields the caller supplies, by node tag (empty when unknown).
         earlier: Diagnostics found while the tasks were added.
     """
     flows, diagnostics = resolve_flows(registry)
@@ -65,19 +74,35 @@ def analyse(
     settings, setting_diagnostics = compute_settings(
         registry, variables, default_modifier=config.default_modifier, models=models
     )
-    known = known_fields(registry, flows, supplied)
-    plan, plan_diagnostics = build_plan(registry, draft_steps(registry, known, settings), flows)
-    diagnostics += variables.diagnostics + setting_diagnostics + plan_diagnostics + earlier
+    diagnostics += variables.diagnostics + setting_diagnostics + earlier
     diagnostics += check_scopes(registry, flows)
     diagnostics += check_placeholders(registry, prompt_variable_names(flows))
     diagnostics += check_value_types(flows, config.type_mapping)
-    return Analysis(
+    checked = Analysis(
         flows=tuple(flows),
         variables=variables,
         settings=settings,
-        plan=plan,
-        diagnostics=tuple(sorted(set(diagnostics), key=lambda d: d.sort_key)),
+        plan=ExecutionPlan(steps=()),
+        checks=tuple(diagnostics),
+        diagnostics=(),
     )
+    return replan(checked, registry, {})
+
+
+def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) -> Analysis:
+    """The analysis with its plan drafted anew for the fields the caller supplies.
+
+    Args:
+        analysis: The analysis of ``registry``.
+        registry: The nodes of the added tasks.
+        supplied: Fields the caller supplies, by node tag.
+    """
+    flows = list(analysis.flows)
+    known = known_fields(registry, flows, supplied)
+    drafts = draft_steps(registry, known, analysis.settings)
+    plan, plan_diagnostics = build_plan(registry, drafts, flows, prompt_variable_names(flows))
+    diagnostics = sorted(set(analysis.checks + tuple(plan_diagnostics)), key=lambda d: d.sort_key)
+    return replace(analysis, plan=plan, diagnostics=tuple(diagnostics))
 
 
 def prompt_variable_names(flows: list[Flow]) -> dict[str, set[str]]:

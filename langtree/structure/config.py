@@ -18,7 +18,7 @@ from langtree.structure.compatibility import TYPE_MAPPING_KEYS, TypeMappingConfi
 
 __all__ = ["CONFIG_KEYS", "ConfigInput", "StructureConfig"]
 
-_MODIFIERS: dict[object, Modifier] = {
+_MODIFIERS: dict[str, Modifier] = {
     "sequential": "sequential",
     "parallel": "parallel",
     "together": "parallel",
@@ -56,12 +56,14 @@ class StructureConfig:
             return config
         if isinstance(config, TypeMappingConfig):
             return cls(type_mapping=config)
+        if not isinstance(config, Mapping):
+            raise StructureError([_not_a_config(config)])
         return cls._from_mapping(config)
 
     @classmethod
     def _from_mapping(cls, config: Mapping[str, object]) -> StructureConfig:
         problems = [_unknown(key) for key in config if key not in CONFIG_KEYS]
-        modifier = _MODIFIERS.get(config.get("default_modifier", "sequential"))
+        modifier = _modifier(config.get("default_modifier", "sequential"))
         if modifier is None:
             problems.append(_bad_modifier(config["default_modifier"]))
         type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
@@ -76,6 +78,19 @@ class StructureConfig:
         return cls(type_mapping=type_mapping, default_modifier=modifier)
 
 
+def _modifier(value: object) -> Modifier | None:
+    return _MODIFIERS.get(value.lower()) if isinstance(value, str) else None
+
+
+def _not_a_config(config: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message="RunStructure's config must be a dict, a TypeMappingConfig or None, "
+        f"got {config!r}",
+        hint="pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
+    )
+
+
 def _unknown(key: str) -> Diagnostic:
     known = ", ".join(repr(name) for name in sorted(CONFIG_KEYS))
     return Diagnostic(
@@ -86,8 +101,9 @@ def _unknown(key: str) -> Diagnostic:
 
 
 def _bad_modifier(value: object) -> Diagnostic:
+    close = suggest(str(value).lower().lstrip("@"), sorted(_MODIFIERS), fallback="")
     return Diagnostic(
         severity="error",
         message=f"'default_modifier' must be 'sequential' or 'parallel', got {value!r}",
-        hint="pass 'sequential' (the default) or 'parallel'",
+        hint=f"{close + ' ' if close else ''}pass 'sequential' (the default) or 'parallel'",
     )

@@ -3,7 +3,9 @@
 A flow is one command seen against the tree: the node it stands in, what it iterates,
 where it sends data, and for each mapping the source it reads and the target it writes
 (DESIGN D5–D8). Problems found on the way become diagnostics; a flow is kept only when
-its destination resolves.
+its destination resolves, and a mapping only when its source, its target and its list
+levels are right. Every mapping's target is checked, whatever its source, so that one
+``validate()`` reports every problem.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
-from langtree.dsl.paths import split_scope
+from langtree.dsl.paths import SCOPES, split_scope
 from langtree.errors import Diagnostic
 from langtree.structure.registry import NodeRegistry, PathProblem, ResolvedPath
-from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.tree import Node, NodeCommand, NodeField
 
 __all__ = ["Flow", "MappingFlow", "TargetScope", "resolve_flows"]
 
@@ -120,16 +122,15 @@ class _Resolver:
             destination = self._resolve(path, self.node, part="destination")
             if destination is None:
                 return None
-        mappings = tuple(self._mappings(inclusion, destination))
-        flow = Flow(
+        resolved = list(self._mappings(inclusion, destination))
+        rejected = self._check_levels(inclusion, [flow for flow, _ in resolved])
+        return Flow(
             command=self.at,
             node=self.node,
             inclusion=inclusion,
             destination=destination,
-            mappings=mappings,
+            mappings=tuple(f for f, ok in resolved if ok and id(f) not in rejected),
         )
-        self._check_levels(flow)
-        return flow
 
     # -- inclusion -------------------------------------------------------------------------
 
@@ -141,21 +142,22 @@ class _Resolver:
         path = self._inclusion_path()
         field_name = self.at.field_name
         if path is None:
+            lists = [f.name for f in self.node.fields if f.shape.is_iterable]
+            example = f"'@each[{lists[0]}]->...'" if lists else "'@each[<list field>]->...'"
             self.error(
                 "@each in a docstring needs an inclusion path",
-                "name the list to iterate, e.g. '@each[sections]->...'",
+                f"name the list to iterate in brackets, e.g. {example}",
             )
             return None
         if field_name is not None and path.split(".")[0] != field_name:
             self.error(
                 f"Inclusion path {path!r} must start with the field {field_name!r} that holds "
                 "the command",
-                f"move the command into the description of {path.split('.')[0]!r}, or iterate "
-                f"over {field_name!r}",
+                _inclusion_hint(path, self.node.field(field_name)),
                 part="inclusion",
             )
             return None
-        resolved = self._resolve(path, self.node, part="inclusion")
+        resolved = self._resolve(path, self.node, part="inclusion", relative=True)
         if resolved is not None and resolved.list_levels == 0:
             self.error(
                 f"Inclusion path {path!r} has nothing to iterate: no field on it is a list",
@@ -168,9 +170,17 @@ class _Resolver:
     # -- paths ----------------------------------------------------------------------------
 
     def _resolve(
-        self, path: str, start: Node, *, part: str = "", mapping: VariableMapping | None = None
+        self,
+        path: str,
+        start: Node,
+        *,
+        part: str = "",
+        mapping: VariableMapping | None = None,
+        relative: bool = False,
     ) -> ResolvedPath | None:
-        result = self.registry.resolve(path, start)
+        """Resolve ``path``; only a destination (``relative=False``) may be ``task.<name>``."""
+        resolve = self.registry.resolve_relative if relative else self.registry.resolve
+        result = resolve(path, start)
         if isinstance(result, PathProblem):
             self.error(
                 f"Path {path!r} does not resolve: {result.message}", result.hint, mapping, part=part
@@ -182,21 +192,21 @@ class _Resolver:
 
     def _mappings(
         self, inclusion: ResolvedPath | None, destination: ResolvedPath | None
-    ) -> Iterator[MappingFlow]:
+    ) -> Iterator[tuple[MappingFlow, bool]]:
+        """Each mapping whose target resolves, and whether its source does too."""
         for mapping in self.command.mappings:
             source = self._source(mapping, inclusion)
-            if source is False:
-                continue
             target = self._target(mapping, destination)
             if target is not None:
-                yield MappingFlow(
+                flow = MappingFlow(
                     mapping=mapping,
                     scope=target[0],
                     name=target[1],
-                    source=source,
+                    source=None if source is False else source,
                     target=target[2],
                     target_levels=target[3],
                 )
+                yield flow, source is not False
 
     def _source(
         self, mapping: VariableMapping, inclusion: ResolvedPath | None
@@ -208,8 +218,13 @@ class _Resolver:
             scope_path = self._inclusion_path()
             assert scope_path is not None
             if path != scope_path and not path.startswith(scope_path + "."):
+                what = (
+                    f"The implicit mapping {mapping.target_path!r} reads {path!r}, which"
+                    if mapping.is_implicit
+                    else f"Source {path!r}"
+                )
                 self.error(
-                    f"Source {path!r} is not within the iteration over {scope_path!r}",
+                    f"{what} is not within the iteration over {scope_path!r}",
                     f"every source of this @each must be {scope_path!r} or start with "
                     f"'{scope_path}.'",
                     mapping,
@@ -217,18 +232,23 @@ class _Resolver:
                 return False
         elif not self._all_source_allowed(path, mapping):
             return False
-        resolved = self._resolve(path, self.node, mapping=mapping)
+        resolved = self._resolve(path, self.node, mapping=mapping, relative=True)
         return resolved if resolved is not None else False
 
     def _all_source_allowed(self, path: str, mapping: VariableMapping) -> bool:
         field_name = self.at.field_name
         if field_name is not None and path != field_name:
             what = "implicit mapping's name" if mapping.is_implicit else "source"
+            target, head = mapping.target_path, path.split(".")[0]
+            where = (
+                "; @all sends whole fields, not parts of them"
+                if head == field_name
+                else f", or move the command into the description of {head!r}"
+            )
             self.error(
                 f"@all sends only the field that holds it: the {what} {path!r} is not "
                 f"{field_name!r}",
-                f"write '{mapping.target_path}={field_name}' or '{mapping.target_path}=*', or "
-                f"move the command into the description of {path.split('.')[0]!r}",
+                f"write '{target}={field_name}' or '{target}=*'{where}",
                 mapping,
             )
             return False
@@ -246,36 +266,58 @@ class _Resolver:
     ) -> tuple[TargetScope, str, ResolvedPath | None, int] | None:
         scope, name = split_scope(mapping.target_path)
         if destination is None:
-            return self._named_target(mapping, "external", name)
+            return self._external_target(mapping, scope, name)
         if scope in ("prompt", "outputs"):
             return self._named_target(mapping, scope, name)
-        path = name if scope is not None else mapping.target_path
-        resolved = self._resolve(path, destination.node, mapping=mapping)
+        if scope is None and not self._known_head(mapping, destination.node):
+            return None
+        resolved = self._resolve(name, destination.node, mapping=mapping, relative=True)
         if resolved is None:
             return None
-        if resolved.field is None:
-            self.error(
-                f"Target {mapping.target_path!r} names a node, not a field",
-                "map into a field of the destination, e.g. 'value.<field>'",
-                mapping,
-            )
-            return None
         levels = destination.list_levels + resolved.list_levels
-        return "value", path, resolved, levels
+        return "value", name, resolved, levels
+
+    def _known_head(self, mapping: VariableMapping, node: Node) -> bool:
+        """Whether an unscoped target starts with a field of ``node`` (else: an error)."""
+        head, dot, _ = mapping.target_path.partition(".")
+        if not dot or node.field(head) is not None:
+            return True
+        names = ", ".join(repr(f.name) for f in node.fields) or "none"
+        self.error(
+            f"Target {mapping.target_path!r} starts with {head!r}, which is neither a scope "
+            f"nor a field of {node.node_class.__qualname__!r} ({node.tag})",
+            f"start it with one of the scopes {', '.join(sorted(SCOPES))}, or with one of the "
+            f"fields {names}",
+            mapping,
+        )
+        return False
+
+    def _external_target(
+        self, mapping: VariableMapping, scope: str | None, name: str
+    ) -> tuple[TargetScope, str, None, int] | None:
+        if scope in (None, "prompt"):
+            return self._named_target(mapping, "external", name)
+        self.error(
+            f"Target {mapping.target_path!r}: prompt.external takes variable names, not "
+            f"{scope!r} targets",
+            f"name the external variable alone, e.g. '{name.split('.')[-1]}'",
+            mapping,
+        )
+        return None
 
     def _named_target(
         self, mapping: VariableMapping, scope: TargetScope, name: str
     ) -> tuple[TargetScope, str, None, int] | None:
         if "." in name or not name.isidentifier():
             kind = {
-                "prompt": "prompt variable",
-                "outputs": "context entry",
-                "external": "external variable",
+                "prompt": "a prompt variable",
+                "outputs": "a context entry",
+                "external": "an external variable",
             }[scope]
+            prefix = "" if scope == "external" else f"{scope}."
             self.error(
-                f"Target {mapping.target_path!r} must name a {kind} with a single name",
-                f"use one name after the scope, e.g. '{scope if scope != 'external' else 'prompt'}."
-                f"{name.split('.')[-1]}'",
+                f"Target {mapping.target_path!r} must name {kind} with a single name",
+                f"use one name, e.g. '{prefix}{name.split('.')[-1]}'",
                 mapping,
             )
             return None
@@ -283,30 +325,34 @@ class _Resolver:
 
     # -- levels ----------------------------------------------------------------------------
 
-    def _check_levels(self, flow: Flow) -> None:
-        values = [m for m in flow.mappings if m.scope == "value"]
-        if flow.is_each:
-            self._check_each_levels(flow, values)
-        elif not self.command.has_multiplicity:
-            for mapping_flow in values:
-                if mapping_flow.target_levels:
-                    self.error(
-                        f"Target {mapping_flow.mapping.target_path!r} lies inside a list, but "
-                        "@all without '*' sends one value to one place",
-                        "add '*' after '}}' to send the value to every element (1:n)",
-                        mapping_flow.mapping,
-                    )
+    def _check_levels(
+        self, inclusion: ResolvedPath | None, mappings: list[MappingFlow]
+    ) -> set[int]:
+        """Report mappings whose list levels do not fit; returns their ``id()``."""
+        values = [m for m in mappings if m.scope == "value"]
+        if inclusion is not None:
+            return self._check_each_levels(inclusion.list_levels, values)
+        if self.command.has_multiplicity:
+            return set()
+        crossing = [m for m in values if _crossed_levels(m)]
+        for mapping_flow in crossing:
+            self.error(
+                f"Target {mapping_flow.mapping.target_path!r} lies inside a list, but "
+                "@all without '*' sends one value to one place",
+                "add '*' after '}}' to send the value to every element (1:n)",
+                mapping_flow.mapping,
+            )
+        return {id(m) for m in crossing}
 
-    def _check_each_levels(self, flow: Flow, values: list[MappingFlow]) -> None:
-        depth = flow.depth
-        for mapping_flow in values:
-            if mapping_flow.target_levels > depth:
-                self.error(
-                    f"Target {mapping_flow.mapping.target_path!r} has {mapping_flow.target_levels} "
-                    f"list level(s), more than the {depth} the iteration provides",
-                    "map into a field with no more list levels than the inclusion path iterates",
-                    mapping_flow.mapping,
-                )
+    def _check_each_levels(self, depth: int, values: list[MappingFlow]) -> set[int]:
+        deeper = [m for m in values if m.target_levels > depth]
+        for mapping_flow in deeper:
+            self.error(
+                f"Target {mapping_flow.mapping.target_path!r} has {mapping_flow.target_levels} "
+                f"list level(s), more than the {depth} the iteration provides",
+                "map into a field with no more list levels than the inclusion path iterates",
+                mapping_flow.mapping,
+            )
         if values and all(m.target_levels != depth for m in values):
             self.error(
                 f"No target of this @each has exactly {depth} list level(s), the depth of "
@@ -314,3 +360,18 @@ class _Resolver:
                 "map at least one value into a list field (one element per iteration), "
                 "e.g. 'value.items=...' where items is a list",
             )
+        return {id(m) for m in deeper}
+
+
+def _crossed_levels(mapping_flow: MappingFlow) -> int:
+    """List levels on the way to the target field (its own are written whole by ``@all``)."""
+    target = mapping_flow.target
+    own = target.field.shape.list_depth if target and target.field else 0
+    return mapping_flow.target_levels - own
+
+
+def _inclusion_hint(path: str, holder: NodeField | None) -> str:
+    move = f"move the command into the description of {path.split('.')[0]!r}"
+    if holder is None or not (holder.shape.is_iterable or holder.shape.node_class):
+        return move
+    return f"{move}, or iterate over {holder.name!r}"

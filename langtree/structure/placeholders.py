@@ -161,16 +161,19 @@ def _diagnostic(
 ) -> Diagnostic:
     text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
     source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
-    column = source_line.find("{" + placeholder.name + "}") + 1
-    return Diagnostic(
-        severity="warning" if warning else "error",
-        message=message,
+    prompt_line = extraction.text.split("\n")[placeholder.line - 1]
+    column = placeholder.column + _indent(source_line) - _indent(prompt_line)
+    return origin.diagnostic(
+        message,
         hint=hint,
-        class_name=origin.class_name,
-        field_name=origin.field_name,
-        file=origin.file,
-        line=origin.file_line(text_line) or text_line,
-        column=max(column, 1),
+        text_line=text_line,
+        column=column,
         source_line=source_line,
         length=len(placeholder.name) + 2,
+        warning=warning,
     )
+
+
+def _indent(line: str) -> int:
+    """How many blank characters a line starts with (dedenting removes only those)."""
+    return len(line) - len(line.lstrip())

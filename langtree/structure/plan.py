@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TypeAlias
 
 from langtree.dsl.commands import Modifier
 from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow
-from langtree.structure.placeholders import find_placeholders
-from langtree.structure.registry import NodeRegistry, ResolvedPath
-from langtree.structure.steps import StepDraft, element_path
-from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.needs import (
+    Consumer,
+    FieldKey,
+    Need,
+    find_needs,
+    node_diagnostic,
+    path_to,
+)
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.steps import StepDraft, element_path, step_id
+from langtree.structure.tree import Node
 
 __all__ = ["ExecutionPlan", "PlanStep", "build_plan"]
-
-FieldKey: TypeAlias = tuple[str, str]
-"""A field of a node: (node tag, field name)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,108 +93,41 @@ class ExecutionPlan:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class _Need:
-    """``consumer`` (a field, or ``None`` for the whole node) waits for ``producer``."""
-
-    consumer: tuple[str, str | None]
-    producer: FieldKey
-    command: NodeCommand | None
-
-
 def build_plan(
-    registry: NodeRegistry, drafts: list[StepDraft], flows: list[Flow]
+    registry: NodeRegistry,
+    drafts: list[StepDraft],
+    flows: list[Flow],
+    prompt_names: Mapping[str, set[str]],
 ) -> tuple[ExecutionPlan, list[Diagnostic]]:
-    """Order the drafted steps by their dependencies."""
+    """Order the drafted steps by their dependencies.
+
+    Args:
+        registry: The nodes.
+        drafts: The steps of every node, nodes in tree order.
+        flows: The resolved ``@each``/``@all`` commands.
+        prompt_names: Names that ``prompt`` mappings make resolvable, by node tag.
+    """
+    needs = _distinct(find_needs(registry, drafts, flows, prompt_names))
     builder = _PlanBuilder(registry, drafts)
-    needs = list(_flow_needs(flows)) + list(_placeholder_needs(registry, builder.drafts))
     builder.split_parallel(needs)
     builder.add_declared_order()
     builder.add_needs(needs)
     return builder.finish()
 
 
-def _flow_needs(flows: list[Flow]) -> Iterator[_Need]:
-    for flow in flows:
-        consumers = list(_flow_consumers(flow))
-        for mapping_flow in flow.mappings:
-            producers = (
-                _subtree_keys(flow.node)
-                if mapping_flow.source is None
-                else _path_keys(mapping_flow.source)
-            )
-            for producer in producers:
-                for consumer in consumers:
-                    yield _Need(consumer, producer, flow.command)
-
-
-def _flow_consumers(flow: Flow) -> Iterator[tuple[str, str | None]]:
-    destination = flow.destination
-    if destination is None:
-        return
-    for mapping_flow in flow.mappings:
-        if mapping_flow.scope == "value" and mapping_flow.target is not None:
-            yield (_holder_tag(mapping_flow.target), None)
-        elif destination.field is not None and destination.field.shape.node_class is None:
-            yield (destination.node.tag, destination.field.name)
-        else:
-            yield (destination.node.tag, None)
-
-
-def _holder_tag(resolved: ResolvedPath) -> str:
-    node = resolved.node
-    if resolved.field is not None and resolved.field.shape.node_class is not None:
-        return node.parent or node.tag
-    return node.tag
-
-
-def _path_keys(resolved: ResolvedPath) -> list[FieldKey]:
-    if resolved.field is None:
-        return _subtree_keys(resolved.node)
-    keys = [(_holder_tag(resolved), resolved.field.name)]
-    if resolved.field.shape.node_class is not None:
-        keys += _subtree_keys(resolved.node)
-    return keys
-
-
-def _subtree_keys(node: Node) -> list[FieldKey]:
-    return [(node.tag, f.name) for f in node.fields]
-
-
-def _placeholder_needs(registry: NodeRegistry, drafts: list[StepDraft]) -> Iterator[_Need]:
-    for draft in drafts:
-        node = registry.get(draft.node_tag)
-        assert node is not None
-        texts = [(ancestor, ancestor.text) for ancestor in _path_to(registry, node)]
-        texts += [(node, node.field(name).description) for name in draft.fields]  # type: ignore[union-attr]
-        for holder, text in texts:
-            for placeholder in find_placeholders(text):
-                producer = _field_above(registry, holder, placeholder.name)
-                if producer is not None:
-                    yield _Need((draft.node_tag, draft.fields[0]), producer, None)
-
-
-def _path_to(registry: NodeRegistry, node: Node) -> list[Node]:
-    path = []
-    current: Node | None = node
-    while current is not None:
-        path.append(current)
-        current = registry.get(current.parent) if current.parent else None
-    return list(reversed(path))
-
-
-def _field_above(registry: NodeRegistry, node: Node, name: str) -> FieldKey | None:
-    for holder in reversed(_path_to(registry, node)):
-        if holder.field(name) is not None:
-            return (holder.tag, name)
-    return None
+def _distinct(needs: list[Need]) -> list[Need]:
+    """The first need of each (consumer, producer) pair."""
+    first: dict[tuple[Consumer, FieldKey], Need] = {}
+    for need in needs:
+        first.setdefault((need.consumer, need.producer), need)
+    return list(first.values())
 
 
 class _PlanBuilder:
     def __init__(self, registry: NodeRegistry, drafts: list[StepDraft]) -> None:
         self.registry = registry
         self.drafts = drafts
-        self.edges: dict[str, dict[str, NodeCommand | None]] = defaultdict(dict)
+        self.edges: dict[str, dict[str, Need | None]] = defaultdict(dict)
         self.diagnostics: list[Diagnostic] = []
         self._index()
 
@@ -213,46 +149,34 @@ class _PlanBuilder:
             for node_field in child.fields:
                 self._claim(child.tag, node_field.name, draft)
 
+    def _node(self, tag: str) -> Node:
+        node = self.registry.get(tag)
+        assert node is not None
+        return node
+
     # -- parallel follow-ups -----------------------------------------------------------
 
-    def split_parallel(self, needs: list[_Need]) -> None:
+    def split_parallel(self, needs: list[Need]) -> None:
         """Move fields of a parallel step that need a sibling into follow-up steps."""
-        inside: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        inkeye: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for need in needs:
-            step = self._consumer_steps(need.consumer)
-            for draft in step:
-                if draft.modifier == "parallel" and need.producer[0] == draft.node_tag:
-                    fields = draft.fields if need.consumer[1] is None else (need.consumer[1],)
-                    for name in fields:
-                        if (
-                            name in draft.fields
-                            and need.producer[1] in draft.fields
-                            and name != need.producer[1]
-                        ):
-                            inside[draft.id][name].add(need.producer[1])
-        if not inside:
-            return
-        self.drafts = [
-            split
-            for draft in self.drafts
-            for split in self._layers(draft, inside.get(draft.id, {}))
-        ]
-        self._index()
-
-    def _layers(self, draft: StepDraft, needs: dict[str, set[str]]) -> list[StepDraft]:
-        if not needs:
-            return [draft]
-        layers: list[list[str]] = []
-        placed: set[str] = set()
-        remaining = list(draft.fields)
-        while remaining:
-            layer = [name for name in remaining if needs.get(name, set()) <= placed]
-            if not layer:
-                layer = remaining
-            layers.append(layer)
-            placed.update(layer)
-            remaining = [name for name in remaining if name not in placed]
-        return [replace(draft, fields=tuple(layer)) for layer in layers]
+            producer_tag, producer_name = need.producer
+            for draft in self._consumer_steps(need.consumer):
+                if draft.modifier != "parallel" or producer_tag != draft.node_tag:
+                    continue
+                if producer_name not in draft.fields:
+                    continue
+                names = draft.fields if need.consumer[1] is None else (need.consumer[1],)
+                for name in names:
+                    if name != producer_name:
+                        inkeye[draft.id][name].add(producer_name)
+        if inkeye:
+            self.drafts = [
+                layer
+                for draft in self.drafts
+                for layer in _layers(draft, inkeye.get(draft.id), self._node(draft.node_tag))
+            ]
+            self._index()
 
     # -- edges ---------------------------------------------------------------------------
 
@@ -265,14 +189,12 @@ class _PlanBuilder:
             self._order_against_ancestors(tag, drafts)
 
     def _order_against_ancestors(self, tag: str, drafts: list[StepDraft]) -> None:
-        node = self.registry.get(tag)
-        assert node is not None
+        node = self._node(tag)
         while node.parent is not None:
-            parent = self.registry.get(node.parent)
-            assert parent is not None
+            parent = self._node(node.parent)
             ancestor_drafts = self.by_node.get(parent.tag, [])
             if ancestor_drafts and ancestor_drafts[0].modifier == "sequential":
-                position = [f.name for f in parent.fields].index(node.field_name or "")
+                position = _field_index(parent, node.field_name or "")
                 for ancestor_draft in ancestor_drafts:
                     for draft in drafts:
                         if ancestor_draft.position < position:
@@ -281,55 +203,47 @@ class _PlanBuilder:
                             self.edges[ancestor_draft.id].setdefault(draft.id, None)
             node = parent
 
-    def add_needs(self, needs: list[_Need]) -> None:
+    def add_needs(self, needs: list[Need]) -> None:
+        """Make each consumer step wait for its producer, unless that defies the order."""
         for need in needs:
             producer = self.producer.get(need.producer)
             if producer is None:
                 continue
             for consumer in self._consumer_steps(need.consumer):
-                if consumer.id == producer.id:
+                if consumer.id == producer.id or producer.id in self.edges[consumer.id]:
                     continue
-                if self._against_order(consumer, producer, need):
-                    continue
-                self.edges[consumer.id].setdefault(producer.id, need.command)
+                conflict = self._order_conflict(consumer, producer)
+                if conflict is not None:
+                    self.diagnostics.append(_order_diagnostic(need, *conflict))
+                else:
+                    self.edges[consumer.id][producer.id] = need
 
-    def _consumer_steps(self, consumer: tuple[str, str | None]) -> list[StepDraft]:
+    def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
         drafts = self.by_node.get(consumer[0], [])
         if consumer[1] is None:
             return drafts
         return [draft for draft in drafts if consumer[1] in draft.fields]
 
-    def _against_order(self, consumer: StepDraft, producer: StepDraft, need: _Need) -> bool:
-        if consumer.node_tag != producer.node_tag or consumer.modifier != "sequential":
-            return False
-        if producer.position < consumer.position:
-            return False
-        node = self.registry.get(consumer.node_tag)
-        assert node is not None
-        message = (
-            f"In @sequential {node.node_class.__qualname__!r}, {consumer.fields[0]!r} needs "
-            f"{producer.fields[0]!r}, which is generated after it"
-        )
-        hint = (
-            f"declare {producer.fields[0]!r} before {consumer.fields[0]!r}, make the node "
-            "@parallel, or give the field a value"
-        )
-        self.diagnostics.append(self._diagnostic(node, need.command, message, hint))
-        return True
-
-    def _diagnostic(
-        self, node: Node, command: NodeCommand | None, message: str, hint: str
-    ) -> Diagnostic:
-        if command is not None:
-            return command.diagnostic(message, hint=hint)
-        return Diagnostic(
-            severity="error",
-            message=message,
-            hint=hint,
-            class_name=node.origin.class_name,
-            file=node.origin.file,
-            line=node.origin.line,
-        )
+    def _order_conflict(
+        self, consumer: StepDraft, producer: StepDraft
+    ) -> tuple[Node, str, str] | None:
+        """The @sequential node and the two fields, when ``consumer`` needs a later one."""
+        if consumer.node_tag == producer.node_tag:
+            later = consumer.modifier == "sequential" and producer.position > consumer.position
+            if later:
+                return self._node(consumer.node_tag), consumer.fields[0], producer.fields[0]
+            return None
+        if producer.modifier == "sequential" and _is_below(consumer.node_tag, producer.node_tag):
+            node = self._node(producer.node_tag)
+            link = _link(producer.node_tag, consumer.node_tag)
+            if producer.position > _field_index(node, link):
+                return node, link, producer.fields[0]
+        if consumer.modifier == "sequential" and _is_below(producer.node_tag, consumer.node_tag):
+            node = self._node(consumer.node_tag)
+            link = _link(consumer.node_tag, producer.node_tag)
+            if _field_index(node, link) > consumer.position:
+                return node, consumer.fields[0], link
+        return None
 
     # -- ordering ------------------------------------------------------------------------
 
@@ -338,12 +252,11 @@ class _PlanBuilder:
         for cycle in cycles:
             self.diagnostics.append(self._cycle_diagnostic(cycle))
         by_id = {draft.id: draft for draft in self.drafts}
-        steps = tuple(self._step(by_id[step_id]) for step_id in order)
+        steps = tuple(self._step(by_id[ident]) for ident in order)
         return ExecutionPlan(steps=steps), self.diagnostics
 
     def _step(self, draft: StepDraft) -> PlanStep:
-        node = self.registry.get(draft.node_tag)
-        assert node is not None
+        node = self._node(draft.node_tag)
         return PlanStep(
             id=draft.id,
             node_tag=draft.node_tag,
@@ -352,47 +265,107 @@ class _PlanBuilder:
             modifier=draft.modifier,
             model=draft.model,
             resample=draft.resample,
-            list_levels=sum(n.list_depth for n in _path_to(self.registry, node)),
+            list_levels=sum(n.list_depth for n in path_to(self.registry, node)),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
         )
 
     def _cycle_diagnostic(self, cycle: list[str]) -> Diagnostic:
-        tags = list(dict.fromkeys(step_id.split(":")[0] for step_id in cycle))
-        command = next(
-            (self.edges[a][b] for a in cycle for b in cycle if self.edges.get(a, {}).get(b)),
+        tags = list(dict.fromkeys(ident.split(":")[0] for ident in cycle))
+        need = next(
+            (
+                self.edges[ident][prerequisite]
+                for ident, prerequisite in zip(cycle, [*cycle[1:], cycle[0]], strict=True)
+                if self.edges[ident].get(prerequisite) is not None
+            ),
             None,
         )
-        node = self.registry.get(tags[0])
-        assert node is not None
         message = "Dependency cycle: " + " -> ".join([*cycle, cycle[0]])
-        hint = "every node on the cycle waits for another: remove one of the commands " + (
-            "or runtime variables that link " + ", ".join(repr(tag) for tag in tags)
+        hint = "each step on the cycle waits for the next: remove one of the commands or " + (
+            "runtime variables that link " + ", ".join(repr(tag) for tag in tags)
         )
-        return self._diagnostic(node, command, message, hint)
+        node = self._node(tags[0])
+        if need is None:
+            return node_diagnostic(node, message, hint)
+        return need.diagnostic(node, message, hint)
+
+
+def _layers(draft: StepDraft, needs: dict[str, set[str]] | None, node: Node) -> list[StepDraft]:
+    """A parallel step split so that no field shares a step with a sibling it needs.
+
+    Fields whose needs cannot be met (they need each other) get a step each, so that the
+    cycle between them is reported.
+    """
+    if not needs:
+        return [draft]
+    layers: list[list[str]] = []
+    placed: set[str] = set()
+    remaining = list(draft.fields)
+    while remaining:
+        layer = [name for name in remaining if needs.get(name, set()) <= placed]
+        if not layer:
+            layers.extend([name] for name in remaining)
+            break
+        layers.append(layer)
+        placed.update(layer)
+        remaining = [name for name in remaining if name not in placed]
+    return [
+        replace(
+            draft,
+            id=step_id(draft.node_tag, tuple(layer)),
+            fields=tuple(layer),
+            position=_field_index(node, layer[0]),
+        )
+        for layer in layers
+    ]
+
+
+def _order_diagnostic(need: Need, node: Node, consumer: str, producer: str) -> Diagnostic:
+    message = (
+        f"In @sequential {node.node_class.__qualname__!r}, {consumer!r} needs "
+        f"{producer!r}, which is generated after it"
+    )
+    hint = (
+        f"declare {producer!r} before {consumer!r}, make the node @parallel, or give the "
+        "field a value"
+    )
+    return need.diagnostic(node, message, hint)
+
+
+def _is_below(tag: str, ancestor: str) -> bool:
+    return tag.startswith(ancestor + ".")
+
+
+def _link(ancestor: str, tag: str) -> str:
+    """The field of the node at ``ancestor`` that leads to the node at ``tag``."""
+    return tag[len(ancestor) + 1 :].split(".", 1)[0]
+
+
+def _field_index(node: Node, name: str) -> int:
+    return [f.name for f in node.fields].index(name)
 
 
 def _topological_order(
-    ids: Iterable[str], edges: dict[str, dict[str, NodeCommand | None]]
+    ids: Iterable[str], edges: dict[str, dict[str, Need | None]]
 ) -> tuple[list[str], list[list[str]]]:
     """Kahn's algorithm in declaration order; what is left over holds the cycles."""
     ids = list(ids)
     known = set(ids)
-    waiting = {step_id: set(edges.get(step_id, {})) & known for step_id in ids}
+    waiting = {ident: set(edges.get(ident, {})) & known for ident in ids}
     dependants: dict[str, list[str]] = defaultdict(list)
-    for step_id, prerequisites in waiting.items():
+    for ident, prerequisites in waiting.items():
         for prerequisite in prerequisites:
-            dependants[prerequisite].append(step_id)
-    ready = deque(step_id for step_id in ids if not waiting[step_id])
+            dependants[prerequisite].append(ident)
+    ready = deque(ident for ident in ids if not waiting[ident])
     order: list[str] = []
     while ready:
-        step_id = ready.popleft()
-        order.append(step_id)
-        for dependant in dependants[step_id]:
-            waiting[dependant].discard(step_id)
+        ident = ready.popleft()
+        order.append(ident)
+        for dependant in dependants[ident]:
+            waiting[dependant].discard(ident)
             if not waiting[dependant]:
                 ready.append(dependant)
     done = set(order)
-    left = [step_id for step_id in ids if step_id not in done]
+    left = [ident for ident in ids if ident not in done]
     return order, _cycles(left, waiting)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from difflib import get_close_matches
 
 from langtree.structure.tree import Node, NodeField
 
@@ -26,6 +27,16 @@ class ResolvedPath:
     field: NodeField | None
     fields: tuple[NodeField, ...]
     list_levels: int
+
+    @property
+    def field_key(self) -> tuple[str, str] | None:
+        """The tag of the node that holds the last field, and its name (``None``: no field)."""
+        if self.field is None:
+            return None
+        names_node = self.field.shape.node_class is not None and self.node.parent is not None
+        holder = self.node.parent if names_node else self.node.tag
+        assert holder is not None
+        return holder, self.field.name
 
     @property
     def level_by_component(self) -> tuple[int, ...]:
@@ -91,14 +102,24 @@ class NodeRegistry:
         if parts[0] == "task" and len(parts) > 1:
             root = self._nodes.get(f"task.{parts[1]}")
             if root is None:
-                return PathProblem(
-                    component=1,
-                    message=f"No task {'task.' + parts[1]!r} has been added",
-                    hint=f"add the class {_task_class_name(parts[1])!r} with RunStructure.add(), "
-                    "or fix the path",
-                )
+                return self._no_task(parts[1])
             return self._walk(root, parts, 2)
         return self._walk(start, parts, 0)
+
+    def resolve_relative(self, path: str, start: Node) -> ResolvedPath | PathProblem:
+        """Resolve a dotted path from ``start`` only: ``task`` is read as a field name."""
+        return self._walk(start, path.split("."), 0)
+
+    def _no_task(self, name: str) -> PathProblem:
+        tag = f"task.{name}"
+        close = get_close_matches(tag, sorted(self._tasks), n=1)
+        hint = f"did you mean {close[0]!r}? Or " if close else ""
+        return PathProblem(
+            component=1,
+            message=f"No task {tag!r} has been added",
+            hint=f"{hint}add the class {_task_class_name(name)!r} with RunStructure.add()"
+            + ("" if close else ", or fix the path"),
+        )
 
     def _walk(self, node: Node, parts: list[str], index: int) -> ResolvedPath | PathProblem:
         fields: list[NodeField] = []

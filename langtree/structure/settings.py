@@ -20,8 +20,11 @@ from langtree.dsl.commands import (
     NodeModifierCommand,
     ResamplingCommand,
     Value,
+    VariableReference,
 )
+from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
+from langtree.structure.annotations import render_type
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeCommand
 from langtree.structure.variables import AssemblyVariables, Definition
@@ -162,26 +165,20 @@ class _SettingsBuilder:
         assert isinstance(bound, dict), "the parser checked the call"
         resolved: dict[str, Value] = {}
         for parameter in signature.parameters:
-            value = self.variables.resolve(node.tag, bound[parameter.name])
+            argument = bound[parameter.name]
+            value = self.variables.resolve(node.tag, argument)
             if value is None:
-                self._unknown_variable(node_command, bound[parameter.name])
+                assert isinstance(argument, VariableReference)
+                self.diagnostics.append(_unknown_variable(node_command, argument.name, node))
                 return None
             literal = value.value if isinstance(value, Definition) else value
             problem = parameter.check(command.command_name, literal)
             if problem is not None:
-                self.diagnostics.append(node_command.diagnostic(problem[0], hint=problem[1]))
+                message, hint = _from_variable(problem, value)
+                self.diagnostics.append(node_command.diagnostic(message, hint=hint))
                 return None
             resolved[parameter.name] = literal
         return resolved
-
-    def _unknown_variable(self, node_command: NodeCommand, reference: Value) -> None:
-        self.diagnostics.append(
-            node_command.diagnostic(
-                f"Unknown assembly variable {str(getattr(reference, 'name', reference))!r}",
-                hint="define it with '! name=value' in this node or one above it, or pass "
-                "a literal",
-            )
-        )
 
     def _model_choice(self, node_command: NodeCommand, node: Node) -> ModelChoice | None:
         arguments = self._arguments(node_command, node)
@@ -190,11 +187,9 @@ class _SettingsBuilder:
         key, override = arguments["model_key"], arguments["override"]
         assert isinstance(key, str)
         if self.models is not None and key not in self.models:
-            available = ", ".join(repr(m) for m in self.models) or "none"
             self.diagnostics.append(
                 node_command.diagnostic(
-                    f"Model {key!r} is not in the provider",
-                    hint=f"the provider's models are {available}",
+                    f"Model {key!r} is not in the provider", hint=_models_hint(key, self.models)
                 )
             )
         return ModelChoice(key=key, override=bool(override))
@@ -255,12 +250,11 @@ class _SettingsBuilder:
         node_field = node.field(command.field_name)
         span = command.field_span
         if node_field is None:
-            names = ", ".join(repr(f.name) for f in node.fields) or "none"
             self.diagnostics.append(
                 node_command.diagnostic(
                     f"@resampled names {command.field_name!r}, which is not a field of "
                     f"{node.node_class.__qualname__!r}",
-                    hint=f"its fields are {names}",
+                    hint=_fields_hint(command.field_name, node),
                     span=span,
                 )
             )
@@ -269,17 +263,20 @@ class _SettingsBuilder:
         if enum is None:
             self.diagnostics.append(
                 node_command.diagnostic(
-                    f"@resampled needs an Enum field; {command.field_name!r} is not one",
+                    f"@resampled needs an Enum field; {command.field_name!r} is "
+                    f"{render_type(node_field.annotation)}",
                     hint="give the field an Enum type, or remove the command",
                     span=span,
                 )
             )
             return False
-        if command.aggregation_function in _NUMERIC_AGGREGATIONS and not _numeric(enum):
+        numeric = command.aggregation_function in _NUMERIC_AGGREGATIONS
+        others = _non_numeric(enum) if numeric else []
+        if others:
             self.diagnostics.append(
                 node_command.diagnostic(
                     f"@resampled[{command.field_name}]->{command.aggregation_function} needs an "
-                    f"Enum with numeric values; {enum.__name__!r} has others",
+                    f"Enum with numeric values; {enum.__name__} has {', '.join(others)}",
                     hint="use 'mode', or give every member an int or float value",
                 )
             )
@@ -287,8 +284,45 @@ class _SettingsBuilder:
         return True
 
 
-def _numeric(enum: type[Enum]) -> bool:
-    return all(
-        isinstance(member.value, int | float) and not isinstance(member.value, bool)
+def _fields_hint(name: str, node: Node) -> str:
+    names = [node_field.name for node_field in node.fields]
+    if not names:
+        return "the node has no fields; remove the command"
+    close = suggest(name, names, fallback="")
+    return f"{close + ' ' if close else ''}its fields are {', '.join(map(repr, names))}"
+
+
+def _non_numeric(enum: type[Enum]) -> list[str]:
+    """The members whose value is no number, as ``NAME='value'``."""
+    return [
+        f"{member.name}={member.value!r}"
         for member in enum
+        if not isinstance(member.value, int | float) or isinstance(member.value, bool)
+    ]
+
+
+def _unknown_variable(node_command: NodeCommand, name: str, node: Node) -> Diagnostic:
+    return node_command.diagnostic(
+        f"Unknown assembly variable {name!r}: neither {node.node_class.__qualname__!r} nor a "
+        "node above it defines it",
+        hint=f"define it with '! {name}=...' in this node or one above it, or pass a literal",
     )
+
+
+def _from_variable(problem: tuple[str, str], value: Value | Definition) -> tuple[str, str]:
+    """An argument problem, reworded when the value came from an assembly variable."""
+    if not isinstance(value, Definition):
+        return problem
+    where = value.command.origin.describe(value.command.extracted.line)
+    return (
+        f"{problem[0]} (the value of assembly variable {value.name!r})",
+        f"{problem[1]}: change '! {value.name}=...' in {where}, or pass a literal",
+    )
+
+
+def _models_hint(key: str, models: Collection[str]) -> str:
+    if not models:
+        return "the provider lists no models: add one to it"
+    available = ", ".join(repr(model) for model in models)
+    close = suggest(key, list(models), fallback="")
+    return f"{close + ' ' if close else ''}the provider's models are {available}"

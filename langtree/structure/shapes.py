@@ -13,8 +13,10 @@ from typing import Literal, TypeAlias, TypeGuard
 
 from langtree.errors import LangTreeError
 from langtree.structure.annotations import (
+    fixed_tuple_types,
     is_class,
     is_enum,
+    render_type,
     strip_optional,
     uniform_item_type,
     union_members,
@@ -58,8 +60,9 @@ def field_shape(annotation: object) -> FieldShape:
     """Classify a field annotation.
 
     Raises:
-        ShapeError: A union mixes node classes with other types, which the tree cannot
-            traverse.
+        ShapeError: A union or a fixed-length tuple holds node classes among other
+            types (``Section | int``, ``tuple[Section, Note]``), which the tree cannot
+            traverse. Dicts are leaves, whatever they hold.
 
     >>> field_shape(list[str])
     FieldShape(kind='leaf', node_class=None, list_depth=1, optional=False, enum=None)
@@ -69,10 +72,10 @@ def field_shape(annotation: object) -> FieldShape:
     while (element := uniform_item_type(inner)) is not None:
         inner, _ = strip_optional(element)
         depth += 1
-    _reject_node_unions(inner)
     if _is_node(inner):
         kind: FieldKind = "node_list" if depth else "node"
         return FieldShape(kind=kind, node_class=inner, list_depth=depth, optional=optional)
+    _reject_mixed_nodes(inner, annotation)
     enum = inner if is_enum(inner) else None
     return FieldShape(kind="leaf", list_depth=depth, optional=optional, enum=enum)
 
@@ -81,10 +84,21 @@ def _is_node(annotation: object) -> TypeGuard[type[TreeNode]]:
     return is_class(annotation) and issubclass(annotation, TreeNode)
 
 
-def _reject_node_unions(annotation: object) -> None:
-    nodes = [member for member in union_members(annotation) or () if _is_node(member)]
+def _reject_mixed_nodes(inner: object, annotation: object) -> None:
+    nodes = _nodes_within(inner)
     if nodes:
-        names = ", ".join(node.__name__ for node in nodes)
+        names = ", ".join(dict.fromkeys(node.__name__ for node in nodes))
         raise ShapeError(
-            f"a union of node classes ({names}) with other types cannot be part of the tree"
+            f"the type {render_type(annotation)!r} mixes node classes ({names}) with other "
+            "types in a union or tuple"
         )
+
+
+def _nodes_within(annotation: object) -> list[type[TreeNode]]:
+    """The node classes inside unions, sequences and fixed tuples (not inside dicts)."""
+    inner, _ = strip_optional(annotation)
+    if _is_node(inner):
+        return [inner]
+    item = uniform_item_type(inner)
+    members = (item,) if item is not None else union_members(inner) or fixed_tuple_types(inner)
+    return [node for member in members or () for node in _nodes_within(member)]

@@ -17,13 +17,19 @@ from langtree.structure.registry import NodeRegistry
 from langtree.structure.settings import NodeSettings
 from langtree.structure.tree import Node
 
-__all__ = ["StepDraft", "draft_steps", "element_path"]
+__all__ = ["StepDraft", "draft_steps", "element_path", "step_id"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepDraft:
-    """A step before dependencies: the node, its fields and how it runs."""
+    """A step before dependencies: the node, its fields and how it runs.
 
+    Attributes:
+        id: ``<node tag>:<field>+<field>`` (see :func:`step_id`), unique in a plan.
+        position: The index of the first field among the node's fields.
+    """
+
+    id: str
     node_tag: str
     fields: tuple[str, ...]
     modifier: Modifier
@@ -31,10 +37,14 @@ class StepDraft:
     resample: int
     position: int
 
-    @property
-    def id(self) -> str:
-        """``<node tag>:<field>+<field>``, unique in a plan."""
-        return f"{self.node_tag}:{'+'.join(self.fields)}"
+
+def step_id(node_tag: str, fields: tuple[str, ...]) -> str:
+    """The id of the step that generates ``fields`` of the node at ``node_tag``.
+
+    >>> step_id("task.report", ("title", "summary"))
+    'task.report:title+summary'
+    """
+    return f"{node_tag}:{'+'.join(fields)}"
 
 
 def draft_steps(
@@ -82,6 +92,7 @@ def _node_steps(node: Node, known: set[str], setting: NodeSettings) -> list[Step
 def _draft(node: Node, fields: list[str], setting: NodeSettings) -> StepDraft:
     first = fields[0]
     return StepDraft(
+        id=step_id(node.tag, tuple(fields)),
         node_tag=node.tag,
         fields=tuple(fields),
         modifier=setting.modifier,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from langtree.errors import Diagnostic, StructureError
-from langtree.structure.analysis import Analysis, analyse
+from langtree.structure.analysis import Analysis, analyse, replan
 from langtree.structure.config import ConfigInput, StructureConfig
 from langtree.structure.known import supplied_fields
 from langtree.structure.plan import ExecutionPlan
@@ -86,6 +86,10 @@ class TreeStructure:
             raise StructureError(analysis.errors)
         return analysis.warnings
 
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """The warnings :meth:`validate` returns, also when the tasks have errors."""
+        return self._analyse().warnings
+
     def get_node(self, tag: str) -> Node | None:
         """The node at ``tag`` (``task.report.sections``), or ``None``."""
         return self._registry.get(tag)
@@ -109,13 +113,18 @@ class TreeStructure:
                 every field without a default is planned as generated.
 
         Raises:
-            StructureError: The tasks do not validate.
+            StructureError: The tasks do not validate with these inputs (a dependency
+                against the declared order may vanish once the caller supplies a field),
+                or the inputs name no added task, hold something other than dicts and
+                instances, or name fields the nodes lack.
         """
-        self.validate()
-        if not inputs:
-            return self._analyse().plan
-        supplied = supplied_fields(self._registry, self._inputs_by_tag(inputs))
-        return self._analyse(supplied).plan
+        supplied = supplied_fields(self._registry, self._inputs_by_tag(inputs or {}))
+        analysis = self._analyse()
+        if supplied:
+            analysis = replan(analysis, self._registry, supplied)
+        if analysis.errors:
+            raise StructureError(analysis.errors)
+        return analysis.plan
 
     def _inputs_by_tag(self, inputs: Mapping[object, object]) -> dict[str, object]:
         by_tag: dict[str, object] = {}
@@ -130,19 +139,12 @@ class TreeStructure:
             by_tag[tag] = value
         return by_tag
 
-    def _analyse(self, supplied: dict[str, set[str]] | None = None) -> Analysis:
-        if supplied is None and self._analysis is not None:
-            return self._analysis
-        analysis = analyse(
-            self._registry,
-            self.config,
-            models=self._models,
-            supplied=supplied or {},
-            earlier=self._diagnostics,
-        )
-        if supplied is None:
-            self._analysis = analysis
-        return analysis
+    def _analyse(self) -> Analysis:
+        if self._analysis is None:
+            self._analysis = analyse(
+                self._registry, self.config, models=self._models, earlier=self._diagnostics
+            )
+        return self._analysis
 
 
 def _single_error(message: str, hint: str) -> StructureError:

@@ -61,14 +61,10 @@ def _read(text: str | None, origin: Origin) -> ClassText:
 
 def parse_error_diagnostic(error: CommandParseError, origin: Origin) -> Diagnostic:
     """Turn a parse error in one of ``origin``'s texts into a :class:`Diagnostic`."""
-    return Diagnostic(
-        severity="error",
-        message=error.message,
+    return origin.diagnostic(
+        error.message,
         hint=error.hint,
-        class_name=origin.class_name,
-        field_name=origin.field_name,
-        file=origin.file,
-        line=origin.file_line(error.line) or error.line,
+        text_line=error.line,
         column=error.column,
         source_line=error.source_line,
         length=error.length,

@@ -30,12 +30,15 @@ __all__ = [
     "title_from_name",
 ]
 
-_TASK_NAME = re.compile(r"Task[A-Z0-9][A-Za-z0-9]*")
+_TASK_NAME = re.compile(r"Task[A-Z][A-Za-z0-9]*")
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def task_tag(class_name: str) -> str | None:
     """The tag of a root task class, or ``None`` when the name is not ``Task<CamelCase>``.
+
+    The name after ``Task`` starts with a capital letter, so that the tag is a path that
+    commands can name (``Task2Go`` would give ``task.2_go``).
 
     >>> task_tag("TaskDataProcessor")
     'task.data_processor'
@@ -82,18 +85,14 @@ class NodeCommand:
         line = span.line if span else self.extracted.line
         source_line = lines[line - self.extracted.line]
         column = span.column if span else len(source_line) - len(source_line.lstrip()) + 1
-        length = span.length if span else len(source_line.strip())
-        return Diagnostic(
-            severity="warning" if warning else "error",
-            message=message,
+        return self.origin.diagnostic(
+            message,
             hint=hint,
-            class_name=self.origin.class_name,
-            field_name=self.origin.field_name,
-            file=self.origin.file,
-            line=self.origin.file_line(line) or line,
+            text_line=line,
             column=column,
             source_line=source_line,
-            length=length,
+            length=span.length if span else len(source_line.strip()),
+            warning=warning,
         )
 
 
@@ -210,7 +209,8 @@ def _visit(
     for name, shape in children:
         assert shape.node_class is not None
         if shape.node_class in (*ancestors, cls):
-            diagnostics.append(_recursion_diagnostic(cls, name, shape.node_class, texts))
+            cycle = _cycle((*ancestors, cls), f"{tag}.{name}", shape.node_class)
+            diagnostics.append(_recursion_diagnostic(cls, name, cycle, texts))
             continue
         _visit(
             shape.node_class,
@@ -233,7 +233,8 @@ def _shape_or_diagnostic(
         diagnostics.append(
             Diagnostic(
                 severity="error",
-                message=f"Field {name!r} of {cls.__qualname__!r}: {error}",
+                message=f"Field {name!r} of {cls.__qualname__!r} cannot be part of the tree: "
+                f"{error}",
                 hint="give the field a single node class, or a list of one node class",
                 class_name=origin.class_name,
                 field_name=name,
@@ -270,14 +271,26 @@ def _node_commands(text: ClassText, tag: str) -> tuple[NodeCommand, ...]:
     )
 
 
+def _cycle(classes: tuple[type[TreeNode], ...], tag: str, child: type[TreeNode]) -> str:
+    """``A.b → B.a → A``: the fields that lead from ``child`` back to itself.
+
+    Args:
+        classes: The classes from the root task down to the class holding the field.
+        tag: The tag the field would give: the root's tag, then one field per class.
+    """
+    fields = tag.split(".")[2:]
+    start = classes.index(child)
+    steps = [f"{c.__qualname__}.{f}" for c, f in zip(classes[start:], fields[start:], strict=True)]
+    return " → ".join((*steps, child.__qualname__))
+
+
 def _recursion_diagnostic(
-    cls: type[TreeNode], name: str, child: type[TreeNode], texts: tuple[ClassText, ...]
+    cls: type[TreeNode], name: str, cycle: str, texts: tuple[ClassText, ...]
 ) -> Diagnostic:
     origin = next(text.origin for text in texts if text.origin.field_name == name)
     return Diagnostic(
         severity="error",
-        message=f"Field {name!r} of {cls.__qualname__!r} makes the tree recursive "
-        f"({child.__qualname__!r} contains itself)",
+        message=f"Field {name!r} of {cls.__qualname__!r} makes the tree recursive: {cycle}",
         hint="a prompt tree must be finite: break the cycle, e.g. with a separate class "
         "for the nested level",
         class_name=origin.class_name,

@@ -1,0 +1,281 @@
+"""What each step reads before it can start: the sources of a plan's dependencies (DESIGN D4).
+
+A *need* says that a consumer (one field's step, or every step of a node) waits for the
+step that produces a field. Needs come from two places:
+
+- ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
+  node holding a ``value`` target, or of the destination, and of the nodes descended below
+  it; the step that generates that node whole when it has none) wait for every generated
+  field the sources read.
+- runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
+  resolves to. A prompt shows the docstrings from the root task down to the step's node,
+  the step's fields' descriptions, and, for a node field generated whole, every text of
+  the nested classes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from langtree.dsl.extraction import Extraction
+from langtree.errors import Diagnostic
+from langtree.structure.flows import Flow, MappingFlow
+from langtree.structure.known import field_holder
+from langtree.structure.origins import Origin
+from langtree.structure.placeholders import Placeholder, find_placeholders
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.steps import StepDraft
+from langtree.structure.tree import Node, NodeCommand
+
+__all__ = [
+    "Consumer",
+    "FieldKey",
+    "Need",
+    "VariableUse",
+    "find_needs",
+    "node_diagnostic",
+    "path_to",
+]
+
+FieldKey: TypeAlias = tuple[str, str]
+"""A field of a node: (node tag, field name)."""
+
+Consumer: TypeAlias = tuple[str, str | None]
+"""The step generating a field (node tag, field name), or every step of a node (tag, None)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VariableUse:
+    """A ``{name}`` in one text, kept to point at it in diagnostics."""
+
+    placeholder: Placeholder
+    extraction: Extraction
+    origin: Origin
+
+    def diagnostic(self, message: str, hint: str) -> Diagnostic:
+        """An error marking the ``{name}`` in its source line."""
+        extraction, placeholder = self.extraction, self.placeholder
+        text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
+        source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
+        return Diagnostic(
+            severity="error",
+            message=message,
+            hint=hint,
+            class_name=self.origin.class_name,
+            field_name=self.origin.field_name,
+            file=self.origin.file,
+            line=self.origin.file_line(text_line) or text_line,
+            column=max(source_line.find("{" + placeholder.name + "}") + 1, 1),
+            source_line=source_line,
+            length=len(placeholder.name) + 2,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Need:
+    """``consumer`` waits for the step producing ``producer``, because of ``command`` or
+    ``variable`` (neither: the declared order)."""
+
+    consumer: Consumer
+    producer: FieldKey
+    command: NodeCommand | None = None
+    variable: VariableUse | None = None
+
+    def diagnostic(self, node: Node, message: str, hint: str) -> Diagnostic:
+        """An error at the command or variable behind the need, else at ``node``."""
+        if self.command is not None:
+            return self.command.diagnostic(message, hint=hint)
+        if self.variable is not None:
+            return self.variable.diagnostic(message, hint)
+        return node_diagnostic(node, message, hint)
+
+
+def node_diagnostic(node: Node, message: str, hint: str) -> Diagnostic:
+    """An error at the class of ``node``."""
+    return Diagnostic(
+        severity="error",
+        message=message,
+        hint=hint,
+        class_name=node.origin.class_name,
+        file=node.origin.file,
+        line=node.origin.line,
+    )
+
+
+def find_needs(
+    registry: NodeRegistry,
+    drafts: list[StepDraft],
+    flows: list[Flow],
+    prompt_names: Mapping[str, set[str]],
+) -> list[Need]:
+    """Every need of the drafted steps.
+
+    Args:
+        registry: The nodes.
+        drafts: The steps, before parallel nodes are split.
+        flows: The resolved ``@each``/``@all`` commands.
+        prompt_names: Names that ``prompt`` mappings make resolvable, by node tag; such a
+            ``{name}`` is the mapping's, not a field's.
+    """
+    finder = _NeedFinder(registry, drafts, prompt_names)
+    return [*finder.flow_needs(flows), *finder.variable_needs()]
+
+
+def path_to(registry: NodeRegistry, node: Node) -> list[Node]:
+    """The nodes from the root task down to ``node``, both included."""
+    path = [node]
+    while (parent_tag := path[-1].parent) is not None:
+        parent = registry.get(parent_tag)
+        assert parent is not None
+        path.append(parent)
+    return path[::-1]
+
+
+class _NeedFinder:
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        drafts: list[StepDraft],
+        prompt_names: Mapping[str, set[str]],
+    ) -> None:
+        self.registry = registry
+        self.prompt_names = prompt_names
+        self.uses: dict[tuple[str, str | None], list[tuple[VariableUse, FieldKey]]] = {}
+        self.drafted: dict[str, set[str]] = defaultdict(set)
+        self.tags_below: dict[str, list[str]] = defaultdict(list)
+        for draft in drafts:
+            self.drafted[draft.node_tag].update(draft.fields)
+        for tag in self.drafted:
+            node = registry.get(tag)
+            assert node is not None
+            for holder in path_to(registry, node):
+                self.tags_below[holder.tag].append(tag)
+        self.produced = {key for tag in self.drafted for key in self._produced_keys(tag)}
+
+    def _produced_keys(self, tag: str) -> Iterator[FieldKey]:
+        node = self.registry.get(tag)
+        assert node is not None
+        for name in self.drafted[tag]:
+            yield tag, name
+            child = self.registry.child(node, name)
+            if child is not None:
+                yield from _subtree_keys(self.registry, child)
+
+    # -- commands ---------------------------------------------------------------------
+
+    def flow_needs(self, flows: list[Flow]) -> Iterator[Need]:
+        for flow in flows:
+            for mapping_flow in flow.mappings:
+                sources = self._sources(flow, mapping_flow)
+                producers = [key for key in sources if key in self.produced]
+                for consumer in self._consumers(flow, mapping_flow) if producers else ():
+                    for producer in producers:
+                        yield Need(consumer=consumer, producer=producer, command=flow.command)
+
+    def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
+        source = mapping_flow.source
+        if source is None:
+            yield from _subtree_keys(self.registry, flow.node)
+        elif source.field is None:
+            yield from _subtree_keys(self.registry, source.node)
+        else:
+            yield field_holder(self.registry, source).tag, source.field.name
+            if source.field.shape.node_class is not None:
+                yield from _subtree_keys(self.registry, source.node)
+
+    def _consumers(self, flow: Flow, mapping_flow: MappingFlow) -> list[Consumer]:
+        destination = flow.destination
+        if destination is None:
+            return []
+        if mapping_flow.scope == "value" and mapping_flow.target is not None:
+            return self._node_consumers(field_holder(self.registry, mapping_flow.target))
+        leaf = destination.field
+        if leaf is not None and leaf.shape.node_class is None:
+            if leaf.name in self.drafted.get(destination.node.tag, ()):
+                return [(destination.node.tag, leaf.name)]
+            return self._whole_producer(destination.node)
+        return self._node_consumers(destination.node)
+
+    def _node_consumers(self, node: Node) -> list[Consumer]:
+        """The steps of ``node`` and of the nodes descended below it, else its producer."""
+        tags = self.tags_below.get(node.tag)
+        if tags:
+            return [(tag, None) for tag in tags]
+        return self._whole_producer(node)
+
+    def _whole_producer(self, node: Node) -> list[Consumer]:
+        """The step that generates ``node`` as part of a node field, if one does."""
+        current = node
+        while current.parent is not None and current.field_name is not None:
+            if current.field_name in self.drafted.get(current.parent, ()):
+                return [(current.parent, current.field_name)]
+            parent = self.registry.get(current.parent)
+            assert parent is not None
+            current = parent
+        return []
+
+    # -- runtime variables ----------------------------------------------------------------
+
+    def variable_needs(self) -> Iterator[Need]:
+        for tag, names in self.drafted.items():
+            node = self.registry.get(tag)
+            assert node is not None
+            for holder in path_to(self.registry, node):
+                yield from self._text_needs((tag, None), holder, None)
+            for name in sorted(names):
+                yield from self._field_needs(node, name)
+
+    def _field_needs(self, node: Node, name: str) -> Iterator[Need]:
+        consumer = (node.tag, name)
+        yield from self._text_needs(consumer, node, name)
+        child = self.registry.child(node, name)
+        for nested in _subtree(self.registry, child) if child is not None else ():
+            yield from self._text_needs(consumer, nested, None)
+            for nested_field in nested.fields:
+                yield from self._text_needs(consumer, nested, nested_field.name)
+
+    def _text_needs(
+        self, consumer: Consumer, holder: Node, field_name: str | None
+    ) -> Iterator[Need]:
+        """Needs for the ``{name}`` in ``holder``'s docstring, or its field's description."""
+        key = (holder.tag, field_name)
+        uses = self.uses.get(key)
+        if uses is None:
+            uses = self.uses[key] = list(self._variable_uses(holder, field_name))
+        for use, producer in uses:
+            yield Need(consumer=consumer, producer=producer, variable=use)
+
+    def _variable_uses(
+        self, holder: Node, field_name: str | None
+    ) -> Iterator[tuple[VariableUse, FieldKey]]:
+        """Each ``{name}`` of a text that resolves to a generated field, with that field."""
+        holder_field = holder.field(field_name) if field_name is not None else None
+        extraction = holder_field.extraction if holder_field else holder.extraction
+        origin = holder_field.origin if holder_field else holder.origin
+        for placeholder in find_placeholders(extraction.text):
+            if placeholder.name in self.prompt_names.get(holder.tag, ()):
+                continue
+            producer = self._field_above(holder, placeholder.name)
+            if producer is not None and producer in self.produced:
+                use = VariableUse(placeholder=placeholder, extraction=extraction, origin=origin)
+                yield use, producer
+
+    def _field_above(self, node: Node, name: str) -> FieldKey | None:
+        for holder in reversed(path_to(self.registry, node)):
+            if holder.field(name) is not None:
+                return holder.tag, name
+        return None
+
+
+def _subtree(registry: NodeRegistry, node: Node) -> Iterator[Node]:
+    yield node
+    for child in registry.children(node.tag):
+        yield from _subtree(registry, child)
+
+
+def _subtree_keys(registry: NodeRegistry, node: Node) -> Iterator[FieldKey]:
+    for member in _subtree(registry, node):
+        yield from ((member.tag, f.name) for f in member.fields)
