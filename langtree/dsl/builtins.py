@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langtree.dsl.commands import Value, VariableReference
+from langtree.dsl.commands import Value, VariableReference, format_value
 
 __all__ = [
     "BUILTIN_COMMANDS",
@@ -56,13 +56,13 @@ class Parameter:
         if not fits:
             expected = _TYPE_NAMES[self.kind]
             return (
-                f"{command}() argument {self.name!r} must be {expected}, got {value!r}",
+                f"{command}() argument {self.name!r} must be {expected}, got {format_value(value)}",
                 f"pass {expected} for {self.name!r}",
             )
         if self.minimum is not None and isinstance(value, int) and value < self.minimum:
             return (
                 f"{command}() argument {self.name!r} must be at least {self.minimum}, "
-                f"got {value!r}",
+                f"got {format_value(value)}",
                 f"pass a whole number of {self.minimum} or more",
             )
         return None

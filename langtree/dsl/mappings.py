@@ -31,6 +31,14 @@ def parse_path(tokens: Tokenizer, *, what: str) -> tuple[str, Span]:
         dot = tokens.consume("DOT")
         if tokens.space_then("IDENT"):
             _fail_space_around_dot(tokens, start)
+        if tokens.check("NUMBER") or tokens.source[tokens.position : tokens.position + 1].isdigit():
+            word = tokens.next_word()
+            tokens.fail(
+                f"Path component {word.text!r} must start with a letter or '_'",
+                hint="names in paths are Python identifiers, e.g. 'task.go_2'",
+                start=word.start,
+                end=word.end,
+            )
         tokens.fail(
             f"Empty path component after {path + '.'!r}",
             hint=f"name a field after '.', or remove the trailing '.' (e.g. {example})",

@@ -111,13 +111,13 @@ def test_execution_commands(text: str, expected: ExecutionCommand) -> None:
         ),
         pytest.param(
             '! resample("3")',
-            "resample() argument 'n_times' must be an integer, got '3'",
+            "resample() argument 'n_times' must be an integer, got \"3\"",
             12,
             id="resample-string",
         ),
         pytest.param(
             "! resample(true)",
-            "resample() argument 'n_times' must be an integer, got True",
+            "resample() argument 'n_times' must be an integer, got true",
             12,
             id="resample-bool",
         ),
@@ -126,7 +126,7 @@ def test_execution_commands(text: str, expected: ExecutionCommand) -> None:
         ),
         pytest.param(
             '! llm("a", override="yes")',
-            "llm() argument 'override' must be true or false, got 'yes'",
+            "llm() argument 'override' must be true or false, got \"yes\"",
             12,
             id="llm-string-override",
         ),
@@ -461,3 +461,14 @@ def test_commands_are_frozen() -> None:
 
     with pytest.raises(AttributeError):
         command.modifier = "parallel"  # type: ignore[misc]
+
+
+def test_path_component_starting_with_a_digit_is_named() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! @->task.2_go@{{a=b}}")
+
+    assert (caught.value.message, caught.value.column, caught.value.hint) == (
+        "Path component '2_go' must start with a letter or '_'",
+        11,
+        "names in paths are Python identifiers, e.g. 'task.go_2'",
+    )

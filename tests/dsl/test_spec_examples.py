@@ -1636,7 +1636,7 @@ INVALID_CASES = [
     ),
     pytest.param(
         '! llm("gpt-4", override="yes")',
-        "llm() argument 'override' must be true or false, got 'yes'",
+        "llm() argument 'override' must be true or false, got \"yes\"",
         1,
         16,
         "pass true or false for 'override'",

@@ -439,7 +439,7 @@ def where(cls: type[TreeNode], definition: str) -> str:
     [
         pytest.param(
             TaskStringCount,
-            "resample() argument 'n_times' must be an integer, got 'many'"
+            "resample() argument 'n_times' must be an integer, got \"many\""
             " (the value of assembly variable 'rounds')",
             "pass an integer for 'n_times': change '! rounds=...' in "
             f"{where(TaskStringCount, '! rounds=')}, or pass a literal",
