@@ -6,8 +6,11 @@ the run (the structure stage); prompt assembly and execution join as later stage
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
+from langtree.prompts.preview import StepPrompt, preview_prompts
+from langtree.prompts.template import StepTemplate
 from langtree.structure.config import ConfigInput
 from langtree.structure.structure import TreeStructure
 
@@ -47,3 +50,46 @@ class RunStructure(TreeStructure):
         models = provider.list_models() if provider is not None else None
         super().__init__(config, models=models)
         self.provider = provider
+        template = self.config.prompt_template
+        self._template = StepTemplate(template) if template is not None else StepTemplate()
+
+    def prompts(
+        self,
+        inputs: Mapping[object, object] | None = None,
+        variables: Mapping[str, object] | None = None,
+    ) -> list[StepPrompt]:
+        """Every prompt the run would send, in plan order, assembled offline.
+
+        A step appears once per node instance known from the inputs (``[*]`` where the
+        elements only exist after earlier steps); values that a model would produce first
+        appear as ``[pending: produced by step ...]``.
+
+        Args:
+            inputs: The caller's values by task class or tag (dicts or instances).
+            variables: External prompt variables (``{name}`` in root task texts).
+
+        Raises:
+            StructureError: The tasks do not validate, or the inputs do not fit them.
+            ExecutionError: External variables are missing, or mapped data does not fit.
+        """
+        plan = self.plan(inputs)
+        return preview_prompts(
+            self.nodes,
+            self._analyse(),
+            plan,
+            self._inputs_by_tag(inputs or {}),
+            variables=variables or {},
+            template=self._template,
+            config=self.config.type_mapping,
+            model_names=self._model_names(),
+        )
+
+    def _model_names(self) -> dict[str | None, str | None]:
+        """Model keys to model names (for token counting), as far as the provider tells."""
+        if self.provider is None:
+            return {}
+        keys = self.provider.list_models()
+        names: dict[str | None, str | None] = {key: key for key in keys}
+        if keys:
+            names[None] = keys[0]
+        return names

@@ -23,7 +23,7 @@ _MODIFIERS: dict[str, Modifier] = {
     "parallel": "parallel",
     "together": "parallel",
 }
-CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {"default_modifier"}
+CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {"default_modifier", "prompt_template"}
 
 ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
 
@@ -35,10 +35,13 @@ class StructureConfig:
     Attributes:
         type_mapping: How ``value`` mappings are checked and converted.
         default_modifier: The modifier of a node that declares none (D1).
+        prompt_template: Jinja2 source for the step messages (``None``: the default);
+            compiled by the prompt stage.
     """
 
     type_mapping: TypeMappingConfig = field(default_factory=TypeMappingConfig)
     default_modifier: Modifier = "sequential"
+    prompt_template: str | None = None
 
     @classmethod
     def create(cls, config: ConfigInput) -> StructureConfig:
@@ -66,6 +69,9 @@ class StructureConfig:
         modifier = _modifier(config.get("default_modifier", "sequential"))
         if modifier is None:
             problems.append(_bad_modifier(config["default_modifier"]))
+        template = config.get("prompt_template")
+        if template is not None and not isinstance(template, str):
+            problems.append(_bad_template(template))
         type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
         try:
             type_mapping = TypeMappingConfig.from_mapping(type_settings)
@@ -75,7 +81,11 @@ class StructureConfig:
         if problems:
             raise StructureError(problems)
         assert modifier is not None
-        return cls(type_mapping=type_mapping, default_modifier=modifier)
+        return cls(
+            type_mapping=type_mapping,
+            default_modifier=modifier,
+            prompt_template=template if isinstance(template, str) else None,
+        )
 
 
 def _modifier(value: object) -> Modifier | None:
@@ -106,4 +116,12 @@ def _bad_modifier(value: object) -> Diagnostic:
         severity="error",
         message=f"'default_modifier' must be 'sequential' or 'parallel', got {value!r}",
         hint=f"{close + ' ' if close else ''}pass 'sequential' (the default) or 'parallel'",
+    )
+
+
+def _bad_template(value: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"'prompt_template' must be Jinja2 source text, got {type(value).__name__}",
+        hint="pass the template's text, e.g. Path('step.jinja').read_text()",
     )

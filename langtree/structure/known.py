@@ -110,7 +110,10 @@ def supplied_fields(registry: NodeRegistry, inputs: Mapping[str, object]) -> Kno
     for tag, value in inputs.items():
         node = registry.get(tag)
         if node is not None:
-            collector.collect(node, [value])
+            if value is None:
+                collector.reject(node, value)
+            else:
+                collector.collect(node, [value])
     if collector.diagnostics:
         raise StructureError(list(dict.fromkeys(collector.diagnostics)))
     return collector.supplied
@@ -144,12 +147,7 @@ class _SuppliedCollector:
         if isinstance(value, node.node_class):
             return set(value.model_fields_set)
         if not isinstance(value, Mapping):
-            self._problem(
-                node,
-                f"Inputs for {node.tag!r} must be a dict or a {node.node_class.__qualname__!r} "
-                f"instance, not {type(value).__name__!r}",
-                f"pass a dict of field values or a {node.node_class.__qualname__!r} instance",
-            )
+            self.reject(node, value)
             return set()
         names = {str(key) for key in value}
         for name in sorted(names - {f.name for f in node.fields}):
@@ -161,6 +159,16 @@ class _SuppliedCollector:
             )
         return names
 
+    def reject(self, node: Node, value: object) -> None:
+        """Report inputs for ``node`` that are neither a dict nor an instance of its class."""
+        name = node.node_class.__qualname__
+        self._problem(
+            node,
+            f"Inputs for {node.tag!r} must be a dict or a {name!r} instance, "
+            f"not {_type_name(value)}",
+            f"pass a dict of field values or a {name!r} instance",
+        )
+
     def _flatten(self, node: Node, value: object, depth: int) -> list[object]:
         items = [value]
         for _ in range(depth):
@@ -169,7 +177,7 @@ class _SuppliedCollector:
                 if not isinstance(item, _SEQUENCES):
                     self._problem(
                         node,
-                        f"Inputs for {node.tag!r} must be a list, not {type(item).__name__!r}",
+                        f"Inputs for {node.tag!r} must be a list, not {_type_name(item)}",
                         "pass a list of elements (dicts or node instances)",
                     )
             items = [element for item in lists if isinstance(item, _SEQUENCES) for element in item]
@@ -186,6 +194,10 @@ class _SuppliedCollector:
                 line=node.origin.line,
             )
         )
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else repr(type(value).__name__)
 
 
 def _get(value: object, name: str) -> object:

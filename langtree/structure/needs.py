@@ -60,18 +60,20 @@ class VariableUse:
         extraction, placeholder = self.extraction, self.placeholder
         text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
         source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
-        return Diagnostic(
-            severity="error",
-            message=message,
+        prompt_line = extraction.text.split("\n")[placeholder.line - 1]
+        return self.origin.diagnostic(
+            message,
             hint=hint,
-            class_name=self.origin.class_name,
-            field_name=self.origin.field_name,
-            file=self.origin.file,
-            line=self.origin.file_line(text_line) or text_line,
-            column=max(source_line.find("{" + placeholder.name + "}") + 1, 1),
+            text_line=text_line,
+            column=placeholder.column + _indent(source_line) - _indent(prompt_line),
             source_line=source_line,
             length=len(placeholder.name) + 2,
         )
+
+
+def _indent(line: str) -> int:
+    """How many blank characters a line starts with (dedenting removes only those)."""
+    return len(line) - len(line.lstrip())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -87,10 +87,15 @@ class ExecutionPlan:
             extras += [f"resample: {step.resample}"] if step.resample > 1 else []
             if extras:
                 label += "<br/>" + ", ".join(extras)
-            lines.append(f'    {names[step.id]}["{label}"]')
+            lines.append(f'    {names[step.id]}["{_mermaid_text(label)}"]')
         for step in self.steps:
             lines.extend(f"    {names[dep]} --> {names[step.id]}" for dep in step.depends_on)
         return "\n".join(lines)
+
+
+def _mermaid_text(label: str) -> str:
+    """A label with the characters that would end a quoted Mermaid label escaped."""
+    return label.replace("&", "#amp;").replace('"', "#quot;")
 
 
 def build_plan(

@@ -88,6 +88,15 @@ class NodeRegistry:
         """The child nodes of the node with ``tag``, in field order."""
         return self._children.get(tag, [])
 
+    def path(self, tag: str) -> list[Node]:
+        """The nodes from the root task down to the node with ``tag`` (empty if unknown)."""
+        path: list[Node] = []
+        node = self._nodes.get(tag)
+        while node is not None:
+            path.append(node)
+            node = self._nodes.get(node.parent) if node.parent else None
+        return list(reversed(path))
+
     def roots(self) -> list[Node]:
         """The root task nodes, sorted by tag."""
         return sorted((n for n in self._nodes.values() if n.parent is None), key=lambda n: n.tag)

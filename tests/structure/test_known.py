@@ -265,6 +265,13 @@ def test_supplied_fields_become_known() -> None:
             id="not-a-dict",
         ),
         pytest.param(
+            None,
+            "Inputs for 'task.report' must be a dict or a 'TaskReport' instance, not None",
+            "pass a dict of field values or a 'TaskReport' instance",
+            "TaskReport",
+            id="none",
+        ),
+        pytest.param(
             {"topc": "Tides"},
             "Inputs for 'task.report' name 'topc', which is not a field of 'TaskReport'",
             "its fields are 'topic', 'sections', 'verdict'",

@@ -555,9 +555,26 @@ def test_a_sequential_field_that_needs_a_later_sibling_is_an_error() -> None:
         field_name="summary",
         file=FILE,
         line=line_of("Summarise {details}."),
-        column=11,
-        source_line="Summarise {details}.",
+        column=49,
+        source_line='    summary: str = Field(description="Summarise {details}.")',
         length=9,
+    )
+
+
+class TaskHinted(TreeNode):
+    early: str = Field(description="Uses {hint}.")
+    late: str = Field(description="! @all->early@{{prompt.hint=late}}")
+
+
+def test_a_command_that_feeds_an_earlier_sequential_field_is_an_error_at_the_command() -> None:
+    (error,) = errors_of(TaskHinted)
+
+    assert (error.message, error.hint, error.field_name, error.line, error.column) == (
+        "In @sequential 'TaskHinted', 'early' needs 'late', which is generated after it",
+        "declare 'late' before 'early', make the node @parallel, or give the field a value",
+        "late",
+        line_of("! @all->early@{{prompt.hint=late}}"),
+        36,
     )
 
 
@@ -661,6 +678,16 @@ def test_to_mermaid_draws_one_box_per_step_and_an_arrow_per_dependency() -> None
             "    s0 --> s1",
             "    s0 --> s2",
         ]
+    )
+
+
+class TaskQuoted(TreeNode):
+    answer: str = Field(description="""! llm('gpt "4" & co')""")
+
+
+def test_to_mermaid_escapes_quotes_in_labels() -> None:
+    assert plan_of(TaskQuoted).to_mermaid() == "\n".join(
+        ["flowchart TD", '    s0["task.quoted<br/>answer<br/>model: gpt #quot;4#quot; #amp; co"]']
     )
 
 

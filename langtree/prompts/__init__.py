@@ -1,0 +1,3 @@
+"""Stage 3 of the pipeline: step prompts, assembled and counted."""
+
+__all__ = []
