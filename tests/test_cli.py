@@ -180,3 +180,65 @@ def test_graph_refuses_a_tree_with_errors(
     assert status == 1
     assert captured.out == ""
     assert captured.err.count(": error: ") == 2
+
+
+def test_prompts_prints_every_prompt_with_its_token_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = tmp_path / "review.json"
+    inputs.write_text('{"review": "Great kettle, boils fast."}')
+
+    status = main(
+        ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskRateReview", "--input", str(inputs)]
+    )
+
+    output = capsys.readouterr().out
+    headings = [
+        line for line in output.splitlines() if line.startswith(("## 1.", "## 2.", "## 3."))
+    ]
+    assert status == 0
+    assert headings == ["## 1. task.rate_review: rating", "## 2. task.rate_review: verdict"]
+    assert output.startswith("# 2 prompt(s), ")
+    assert "Step `task.rate_review:rating`, " in output
+    assert "tokens (cl100k_base), model `default`." in output
+    assert "## Review\n\nGreat kettle, boils fast.\n" in output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskNope"],
+            "langtree: error: No task 'TaskNope' found; the tasks are TaskRateReview\n",
+            id="unknown-task",
+        ),
+        pytest.param(
+            ["prompts", str(EXAMPLES / "review_rating.py"), "--var", "oops"],
+            "langtree: error: --var takes NAME=VALUE, got 'oops'\n",
+            id="bad-variable",
+        ),
+    ],
+)
+def test_prompts_reports_bad_arguments(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(arguments)
+
+    assert status == 2
+    assert capsys.readouterr().err == message
+
+
+def test_prompts_reports_unreadable_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+
+    status = main(
+        ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskRateReview", "--input", str(broken)]
+    )
+
+    assert status == 2
+    assert capsys.readouterr().err.startswith(
+        f"langtree: error: Cannot read inputs from {str(broken)!r}: "
+    )
