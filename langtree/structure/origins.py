@@ -6,6 +6,7 @@ import ast
 import functools
 import inspect
 import linecache
+import os
 import re
 from dataclasses import dataclass
 
@@ -106,7 +107,8 @@ def class_origins(cls: type[BaseModel]) -> dict[str | None, Origin]:
         key: Origin(class_name=cls.__qualname__, field_name=key)
         for key in (None, *cls.model_fields)
     }
-    for owner in reversed([base for base in cls.__mro__ if issubclass(base, BaseModel)]):
+    owners = [base for base in cls.__mro__ if _defines_fields(base)]
+    for owner in reversed(owners):
         file, places = _class_places(owner)
         for key, (line, column) in places.items():
             if key in origins and (key is not None or owner is cls):
@@ -120,6 +122,15 @@ def class_origins(cls: type[BaseModel]) -> dict[str | None, Origin]:
     return origins
 
 
+def _defines_fields(cls: type) -> bool:
+    """Whether ``cls`` is a user's model class (not pydantic's or LangTree's own bases)."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, BaseModel)
+        and cls.__module__.split(".")[0] not in ("pydantic", "langtree")
+    )
+
+
 def _class_places(cls: type) -> tuple[str | None, dict[str | None, tuple[int, int]]]:
     """The file, and the (line, column) of the docstring and each field's description."""
     try:
@@ -129,7 +140,7 @@ def _class_places(cls: type) -> tuple[str | None, dict[str | None, tuple[int, in
     if file is None:
         return None, {}
     lines = linecache.getlines(file)
-    node = _class_index(file, "".join(lines)).get(cls.__qualname__)
+    node = _class_index(file, _version(file, lines)).get(cls.__qualname__)
     if node is None:
         return file, {}
     places = {
@@ -139,14 +150,23 @@ def _class_places(cls: type) -> tuple[str | None, dict[str | None, tuple[int, in
     return file, places
 
 
+def _version(file: str, lines: list[str]) -> tuple[int, int]:
+    """What identifies the file's current text cheaply: its size and modification time."""
+    try:
+        status = os.stat(file)
+    except OSError:
+        return (sum(map(len, lines)), 0)
+    return (status.st_size, status.st_mtime_ns)
+
+
 @functools.lru_cache(maxsize=64)
-def _class_index(file: str, source: str) -> dict[str, ast.ClassDef]:
+def _class_index(file: str, version: tuple[int, int]) -> dict[str, ast.ClassDef]:
     """Every class statement of a file by qualified name (the first one of each name).
 
     Parsing a file once for all its classes keeps a module of many classes linear.
     """
     try:
-        tree = ast.parse(source, filename=file)
+        tree = ast.parse("".join(linecache.getlines(file)), filename=file)
     except (SyntaxError, ValueError):
         return {}
     index: dict[str, ast.ClassDef] = {}
