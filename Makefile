@@ -25,6 +25,7 @@ lint: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/parse_benchmark.py
+	$(BIN)/python benchmarks/structure_benchmark.py
 
 clean:
 	rm -rf $(VENV)

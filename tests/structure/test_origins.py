@@ -139,7 +139,7 @@ def test_parse_diagnostics_cover_every_text() -> None:
 
 
 class Escaped(TreeNode):
-    quoted: str = Field(description="Say \"hi\" then ! nothing\n! resample(0)")
+    quoted: str = Field(description='Say "hi" then ! nothing\n! resample(0)')
 
 
 def test_text_that_differs_from_the_file_is_located_within_the_text() -> None:
