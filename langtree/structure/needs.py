@@ -25,7 +25,7 @@ from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.known import field_holder
 from langtree.structure.origins import Origin
-from langtree.structure.placeholders import Placeholder, find_placeholders
+from langtree.structure.placeholders import Placeholder, find_placeholders, placeholder_diagnostic
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.steps import StepDraft
 from langtree.structure.tree import Node, NodeCommand
@@ -57,23 +57,7 @@ class VariableUse:
 
     def diagnostic(self, message: str, hint: str) -> Diagnostic:
         """An error marking the ``{name}`` in its source line."""
-        extraction, placeholder = self.extraction, self.placeholder
-        text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
-        source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
-        prompt_line = extraction.text.split("\n")[placeholder.line - 1]
-        return self.origin.diagnostic(
-            message,
-            hint=hint,
-            text_line=text_line,
-            column=placeholder.column + _indent(source_line) - _indent(prompt_line),
-            source_line=source_line,
-            length=len(placeholder.name) + 2,
-        )
-
-
-def _indent(line: str) -> int:
-    """How many blank characters a line starts with (dedenting removes only those)."""
-    return len(line) - len(line.lstrip())
+        return placeholder_diagnostic(self.extraction, self.origin, self.placeholder, message, hint)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

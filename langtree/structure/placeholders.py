@@ -24,6 +24,7 @@ __all__ = [
     "Placeholder",
     "check_placeholders",
     "find_placeholders",
+    "placeholder_diagnostic",
 ]
 
 TEMPLATE_VARIABLES = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
@@ -84,7 +85,9 @@ class _NodeChecker:
             problem = self._problem(placeholder, lines, docstring=docstring)
             if problem is not None:
                 message, hint, warning = problem
-                yield _diagnostic(extraction, origin, placeholder, message, hint, warning=warning)
+                yield placeholder_diagnostic(
+                    extraction, origin, placeholder, message, hint, warning=warning
+                )
 
     def _problem(
         self, placeholder: Placeholder, lines: list[str], *, docstring: bool
@@ -150,15 +153,16 @@ def _field_names_up(registry: NodeRegistry, node: Node) -> set[str]:
     return names
 
 
-def _diagnostic(
+def placeholder_diagnostic(
     extraction: Extraction,
     origin: Origin,
     placeholder: Placeholder,
     message: str,
     hint: str,
     *,
-    warning: bool,
+    warning: bool = False,
 ) -> Diagnostic:
+    """A diagnostic that marks ``placeholder`` in the source line of its text."""
     text_line = extraction.line_map[placeholder.line - 1] if extraction.line_map else 1
     source_line = extraction.source_lines[text_line - 1] if extraction.source_lines else ""
     prompt_line = extraction.text.split("\n")[placeholder.line - 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 
 from langtree.errors import Diagnostic, StructureError
@@ -60,7 +61,8 @@ class TreeStructure:
         if tag is None:
             raise _single_error(
                 f"Root task classes are named 'Task<Name>'; {task_class.__name__!r} is not",
-                f"rename it, e.g. 'Task{task_class.__name__}', or add the task that holds it",
+                f"rename it, e.g. {_task_name_for(task_class.__name__)!r}, or add the task that "
+                "holds it",
             )
         if tag in self._tasks:
             same = self._tasks[tag] is task_class
@@ -145,6 +147,13 @@ class TreeStructure:
                 self._registry, self.config, models=self._models, earlier=self._diagnostics
             )
         return self._analysis
+
+
+def _task_name_for(name: str) -> str:
+    """A valid root task name made from ``name``: ``Data_Processor`` → ``TaskDataProcessor``."""
+    words = re.findall(r"[A-Za-z][a-z0-9]*|[0-9]+", name.removeprefix("Task"))
+    camel = "".join(word[:1].upper() + word[1:] for word in words)
+    return "Task" + (camel if camel[:1].isalpha() else "Node" + camel)
 
 
 def _single_error(message: str, hint: str) -> StructureError:

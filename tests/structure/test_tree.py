@@ -199,10 +199,6 @@ def test_add_refuses_names_that_are_not_task_camel_case(class_name: str) -> None
     assert message == f"Root task classes are named 'Task<Name>'; {class_name!r} is not"
 
 
-@pytest.mark.xfail(
-    reason="structure.py suggests 'TaskTaskData_Processor': the hint should fix the name",
-    strict=True,
-)
 def test_add_suggests_a_valid_task_name() -> None:
     assert add_error(named("TaskData_Processor"))[1] == (
         "rename it, e.g. 'TaskDataProcessor', or add the task that holds it"
