@@ -19,6 +19,7 @@ from langtree.dsl.paths import SCOPES, split_scope
 from langtree.errors import Diagnostic
 from langtree.structure.registry import NodeRegistry, PathProblem, ResolvedPath
 from langtree.structure.tree import Node, NodeCommand, NodeField
+from langtree.structure.tree_node import display_name
 
 __all__ = ["Flow", "MappingFlow", "TargetScope", "resolve_flows"]
 
@@ -240,11 +241,12 @@ class _Resolver:
         if field_name is not None and path != field_name:
             what = "implicit mapping's name" if mapping.is_implicit else "source"
             target, head = mapping.target_path, path.split(".")[0]
-            where = (
-                "; @all sends whole fields, not parts of them"
-                if head == field_name
-                else f", or move the command into the description of {head!r}"
-            )
+            if head == field_name:
+                where = "; @all sends whole fields, not parts of them"
+            elif self.node.field(head) is not None:
+                where = f", or move the command into the description of {head!r}"
+            else:
+                where = f"; {display_name(self.node.node_class)!r} has no field {head!r}"
             self.error(
                 f"@all sends only the field that holds it: the {what} {path!r} is not "
                 f"{field_name!r}",
@@ -255,7 +257,7 @@ class _Resolver:
         if field_name is None and "." in path:
             self.error(
                 f"@all in a docstring sends one field or the whole node, not {path!r}",
-                f"write a field of {self.node.node_class.__qualname__!r} or '*'",
+                f"write a field of {display_name(self.node.node_class)!r} or '*'",
                 mapping,
             )
             return False
@@ -285,7 +287,7 @@ class _Resolver:
         names = ", ".join(repr(f.name) for f in node.fields) or "none"
         self.error(
             f"Target {mapping.target_path!r} starts with {head!r}, which is neither a scope "
-            f"nor a field of {node.node_class.__qualname__!r} ({node.tag})",
+            f"nor a field of {display_name(node.node_class)!r} ({node.tag})",
             f"start it with one of the scopes {', '.join(sorted(SCOPES))}, or with one of the "
             f"fields {names}",
             mapping,

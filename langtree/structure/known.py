@@ -21,6 +21,7 @@ from langtree.errors import Diagnostic, StructureError
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import NodeRegistry, ResolvedPath
 from langtree.structure.tree import Node
+from langtree.structure.tree_node import display_name
 
 __all__ = ["KnownFields", "field_holder", "known_fields", "supplied_fields"]
 
@@ -154,14 +155,14 @@ class _SuppliedCollector:
             self._problem(
                 node,
                 f"Inputs for {node.tag!r} name {name!r}, which is not a field of "
-                f"{node.node_class.__qualname__!r}",
+                f"{display_name(node.node_class)!r}",
                 "its fields are " + ", ".join(repr(f.name) for f in node.fields),
             )
         return names
 
     def reject(self, node: Node, value: object) -> None:
         """Report inputs for ``node`` that are neither a dict nor an instance of its class."""
-        name = node.node_class.__qualname__
+        name = display_name(node.node_class)
         self._problem(
             node,
             f"Inputs for {node.tag!r} must be a dict or a {name!r} instance, "

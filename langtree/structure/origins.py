@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from langtree.errors import Diagnostic
+from langtree.structure.tree_node import display_name
 
 __all__ = ["Origin", "class_origins"]
 
@@ -104,7 +105,7 @@ def class_origins(cls: type[BaseModel]) -> dict[str | None, Origin]:
     A field inherited from a base class has the base class's origin.
     """
     origins = {
-        key: Origin(class_name=cls.__qualname__, field_name=key)
+        key: Origin(class_name=display_name(cls), field_name=key)
         for key in (None, *cls.model_fields)
     }
     owners = [base for base in cls.__mro__ if _defines_fields(base)]
@@ -113,7 +114,7 @@ def class_origins(cls: type[BaseModel]) -> dict[str | None, Origin]:
         for key, (line, column) in places.items():
             if key in origins and (key is not None or owner is cls):
                 origins[key] = Origin(
-                    class_name=owner.__qualname__ if key is not None else cls.__qualname__,
+                    class_name=display_name(owner) if key is not None else display_name(cls),
                     field_name=key,
                     file=file,
                     line=line,

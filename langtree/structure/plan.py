@@ -28,6 +28,7 @@ from langtree.structure.needs import (
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
 from langtree.structure.tree import Node
+from langtree.structure.tree_node import display_name
 
 __all__ = ["ExecutionPlan", "PlanStep", "build_plan"]
 
@@ -326,7 +327,7 @@ def _layers(draft: StepDraft, needs: dict[str, set[str]] | None, node: Node) -> 
 
 def _order_diagnostic(need: Need, node: Node, consumer: str, producer: str) -> Diagnostic:
     message = (
-        f"In @sequential {node.node_class.__qualname__!r}, {consumer!r} needs "
+        f"In @sequential {display_name(node.node_class)!r}, {consumer!r} needs "
         f"{producer!r}, which is generated after it"
     )
     hint = (

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 
 from langtree.structure.tree import Node, NodeField
+from langtree.structure.tree_node import display_name
 
 __all__ = ["NodeRegistry", "PathProblem", "ResolvedPath"]
 
@@ -159,7 +160,7 @@ def _no_field(node: Node, parts: list[str], position: int) -> PathProblem:
     names = ", ".join(repr(f.name) for f in node.fields) or "none"
     return PathProblem(
         component=position,
-        message=f"{node.node_class.__qualname__!r} ({node.tag}) has no field {parts[position]!r}",
+        message=f"{display_name(node.node_class)!r} ({node.tag}) has no field {parts[position]!r}",
         hint=f"its fields are {names}",
     )
 

@@ -27,6 +27,7 @@ from langtree.errors import Diagnostic
 from langtree.structure.annotations import render_type
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.tree_node import display_name
 from langtree.structure.variables import AssemblyVariables, Definition
 
 __all__ = ["ModelChoice", "NodeSettings", "compute_settings"]
@@ -120,7 +121,7 @@ class _SettingsBuilder:
         for extra in modifiers[1:]:
             self.diagnostics.append(
                 extra.diagnostic(
-                    f"{node.node_class.__qualname__!r} has more than one node modifier",
+                    f"{display_name(node.node_class)!r} has more than one node modifier",
                     hint="keep one of @sequential, @parallel or together",
                 )
             )
@@ -131,7 +132,7 @@ class _SettingsBuilder:
                         misplaced.diagnostic(
                             "A node modifier belongs in the class docstring, not in a field's "
                             "description",
-                            hint=f"move it to the docstring of {node.node_class.__qualname__!r}",
+                            hint=f"move it to the docstring of {display_name(node.node_class)!r}",
                         )
                     )
         if not modifiers:
@@ -236,7 +237,7 @@ class _SettingsBuilder:
                     self.diagnostics.append(
                         node_command.diagnostic(
                             f"@resampled[{command.field_name}] has no effect: nothing resamples "
-                            f"{node.node_class.__qualname__!r}",
+                            f"{display_name(node.node_class)!r}",
                             hint="add '! resample(n)' with n > 1 to the node or the field, or "
                             "remove the command",
                             warning=True,
@@ -253,7 +254,7 @@ class _SettingsBuilder:
             self.diagnostics.append(
                 node_command.diagnostic(
                     f"@resampled names {command.field_name!r}, which is not a field of "
-                    f"{node.node_class.__qualname__!r}",
+                    f"{display_name(node.node_class)!r}",
                     hint=_fields_hint(command.field_name, node),
                     span=span,
                 )
@@ -303,7 +304,7 @@ def _non_numeric(enum: type[Enum]) -> list[str]:
 
 def _unknown_variable(node_command: NodeCommand, name: str, node: Node) -> Diagnostic:
     return node_command.diagnostic(
-        f"Unknown assembly variable {name!r}: neither {node.node_class.__qualname__!r} nor a "
+        f"Unknown assembly variable {name!r}: neither {display_name(node.node_class)!r} nor a "
         "node above it defines it",
         hint=f"define it with '! {name}=...' in this node or one above it, or pass a literal",
     )

@@ -12,7 +12,7 @@ from langtree.structure.known import supplied_fields
 from langtree.structure.plan import ExecutionPlan
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, build_task_nodes, task_tag
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree_node import TreeNode, display_name
 
 __all__ = ["TreeStructure"]
 
@@ -67,7 +67,7 @@ class TreeStructure:
         if tag in self._tasks:
             same = self._tasks[tag] is task_class
             raise _single_error(
-                f"{task_class.__qualname__!r} was already added"
+                f"{display_name(task_class)!r} was already added"
                 if same
                 else f"Another task was already added as {tag!r}",
                 "add each task once" if same else "give the task classes different names",

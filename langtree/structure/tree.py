@@ -19,7 +19,7 @@ from langtree.errors import Diagnostic
 from langtree.structure.origins import Origin
 from langtree.structure.shapes import FieldShape, ShapeError, field_shape
 from langtree.structure.texts import ClassText, read_class_texts
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree_node import TreeNode, display_name
 
 __all__ = [
     "Node",
@@ -233,7 +233,7 @@ def _shape_or_diagnostic(
         diagnostics.append(
             Diagnostic(
                 severity="error",
-                message=f"Field {name!r} of {cls.__qualname__!r} cannot be part of the tree: "
+                message=f"Field {name!r} of {display_name(cls)!r} cannot be part of the tree: "
                 f"{error}",
                 hint="give the field a single node class, or a list of one node class",
                 class_name=origin.class_name,
@@ -280,8 +280,8 @@ def _cycle(classes: tuple[type[TreeNode], ...], tag: str, child: type[TreeNode])
     """
     fields = tag.split(".")[2:]
     start = classes.index(child)
-    steps = [f"{c.__qualname__}.{f}" for c, f in zip(classes[start:], fields[start:], strict=True)]
-    return " → ".join((*steps, child.__qualname__))
+    steps = [f"{display_name(c)}.{f}" for c, f in zip(classes[start:], fields[start:], strict=True)]
+    return " → ".join((*steps, display_name(child)))
 
 
 def _recursion_diagnostic(
@@ -290,7 +290,7 @@ def _recursion_diagnostic(
     origin = next(text.origin for text in texts if text.origin.field_name == name)
     return Diagnostic(
         severity="error",
-        message=f"Field {name!r} of {cls.__qualname__!r} makes the tree recursive: {cycle}",
+        message=f"Field {name!r} of {display_name(cls)!r} makes the tree recursive: {cycle}",
         hint="a prompt tree must be finite: break the cycle, e.g. with a separate class "
         "for the nested level",
         class_name=origin.class_name,

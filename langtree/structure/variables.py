@@ -14,6 +14,7 @@ from langtree.dsl.commands import Value, VariableAssignmentCommand, VariableRefe
 from langtree.errors import Diagnostic
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.tree_node import display_name
 
 __all__ = ["AssemblyVariables", "Definition"]
 
@@ -84,7 +85,7 @@ class AssemblyVariables:
     def _fields_named(self, node: Node, name: str) -> Iterator[str]:
         for field in node.fields:
             if field.name == name:
-                yield f"{node.node_class.__qualname__}.{name}"
+                yield f"{display_name(node.node_class)}.{name}"
         for child in self._registry.children(node.tag):
             yield from self._fields_named(child, name)
 

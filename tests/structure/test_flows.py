@@ -822,7 +822,7 @@ def test_a_docstring_diagnostic_points_at_its_file_line_and_span() -> None:
             message="Path 'sections.heading' does not resolve: 'Section' "
             "(task.located.sections) has no field 'heading'",
             hint="its fields are 'title', 'summary', 'paragraphs'",
-            class_name=TaskLocated.__qualname__,
+            class_name="TaskLocated",
             field_name=None,
             file=__file__,
             line=lines.index(source_line) + 1,
@@ -856,7 +856,7 @@ def test_spec_analysis_example_breaks_the_path_rules() -> None:
         ),
         (
             "Target 'other.meta' starts with 'other', which is neither a scope nor a field of "
-            f"{TaskProcessor.__qualname__!r} (task.processor)",
+            f"'TaskProcessor' (task.processor)",
             "start it with one of the scopes outputs, prompt, task, value, or with one of the "
             "fields 'results'",
         ),
