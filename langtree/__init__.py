@@ -3,12 +3,14 @@
 from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
+from langtree.runtime.provider import LLMProvider
 from langtree.structure.compatibility import TypeMappingConfig, ValidationStrategy
 from langtree.structure.tree_node import TreeNode
 
 __all__ = [
     "CommandParseError",
     "ExecutionError",
+    "LLMProvider",
     "LangTreeError",
     "RunStructure",
     "StructureError",
