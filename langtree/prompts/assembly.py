@@ -3,30 +3,48 @@
 The document follows the path from the root task down to the node: each level's
 docstring under its title, its ``{PROMPT_SUBTREE}`` replaced by the next level (the field
 that leads there, its description, and for a list the element class's title), and at the
-node itself by the step's own fields. Headings inside docstrings are shifted to nest where
-they are inserted. ``{COLLECTED_CONTEXT}`` is replaced by the known values, or a
-``# Context`` section is appended.
+node itself by the step's own fields. A field whose type is a node (or a list of nodes)
+also shows the nested classes' docstrings and fields. Without ``{PROMPT_SUBTREE}`` what
+lies below comes after the docstring, one level under the title. Headings inside texts
+are shifted to nest where they are inserted; values put in by ``{name}`` are left as they
+are. ``{COLLECTED_CONTEXT}`` is replaced by the known values (at the level nearest the
+node that places it), or a ``# Context`` section is appended.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from langtree.prompts.markdown import heading, heading_level_before, join_blocks, shift_headings
 from langtree.prompts.state import Address, RunState
 from langtree.prompts.values import render_value
-from langtree.structure.placeholders import TEMPLATE_VARIABLES
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, title_from_name
+from langtree.structure.tree import Node, NodeField, title_from_name
 
 __all__ = ["ContextEntry", "StepDocument", "assemble"]
 
-SUBTREE = "{PROMPT_SUBTREE}"
-CONTEXT = "{COLLECTED_CONTEXT}"
-_VARIABLE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_ESCAPED = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+_TOKEN = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+_SUBTREE = "\x00PROMPT_SUBTREE\x00"
+_DROP = "\x00DROP\x00"
+_UNKNOWN = object()
+
+
+_CONTEXT_MARK = re.compile("\x00COLLECTED_CONTEXT ([0-9]+) ([0-9]+)\x00")
+
+
+def _context_mark(depth: int, level: int) -> str:
+    """Where the context goes in level ``depth``'s docstring; its entries' heading level."""
+    return f"\x00COLLECTED_CONTEXT {depth} {level}\x00"
+
+
+def _level_at(text: str, name: str, default: int) -> int:
+    """The heading level of the section where the template variable ``name`` stands."""
+    for match in _TOKEN.finditer(text):
+        if match.group(2) == name:
+            return heading_level_before(text, match.start(), default)
+    return default
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,17 +57,20 @@ class ContextEntry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepDocument:
-    """The assembled Markdown of a step, and the runtime variables it used.
+    """The assembled Markdown of a step, and what went into it.
 
     Attributes:
         text: The Markdown (task, fields and context).
         variables: Each runtime variable's value by its internal name
             (``prompt__<path>__<name>``; ``prompt__external__<name>`` at the root).
+        missing: External variables that the root task's texts use and nothing supplies.
+        context: The entries of the context, in the order shown.
     """
 
     text: str
     variables: dict[str, object]
     missing: frozenset[str] = frozenset()
+    context: tuple[ContextEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,56 +80,78 @@ class _Level:
     values: Mapping[str, object]
 
 
+_Chain = tuple[_Level, ...]
+
+
 class _Resolver:
-    """Resolves ``{name}`` in one level's texts (D9): prompt mapping, field, ancestors."""
+    """Resolves ``{name}`` in a text (D9): prompt mapping, field of the node, ancestors.
+
+    ``{{name}}`` becomes the literal ``{name}``; template variables become marks that
+    assembly replaces; other braces stay as written. A value is never scanned again.
+    """
 
     def __init__(
-        self, state: RunState, levels: list[_Level], external: Mapping[str, object]
+        self,
+        state: RunState,
+        external: Mapping[str, object],
+        prompt_names: Mapping[str, Collection[str]],
     ) -> None:
         self.state = state
-        self.levels = levels
         self.external = external
+        self.prompt_names = prompt_names
         self.used: dict[str, object] = {}
         self.missing: set[str] = set()
 
-    def substitute(self, text: str, depth: int) -> str:
-        text = _VARIABLE.sub(lambda match: self._value_text(match.group(1), depth), text)
-        return _ESCAPED.sub(lambda match: "{" + match.group(1) + "}", text)
+    def substitute(self, text: str, chain: _Chain, *, context: str = _DROP) -> str:
+        """``text`` of the node ``chain[-1]``; ``{COLLECTED_CONTEXT}`` becomes ``context``."""
 
-    def _value_text(self, name: str, depth: int) -> str:
-        if name in TEMPLATE_VARIABLES:
+        def replace(match: re.Match[str]) -> str:
+            if match.group(1) is not None:
+                return "{" + match.group(1) + "}"
+            name = match.group(2)
+            if name == "PROMPT_SUBTREE":
+                return _SUBTREE
+            if name == "COLLECTED_CONTEXT":
+                return context
+            return self._value_text(name, chain)
+
+        return _TOKEN.sub(replace, text)
+
+    def _value_text(self, name: str, chain: _Chain) -> str:
+        key, value = self._lookup(name, chain)
+        if value is _UNKNOWN:
             return "{" + name + "}"
-        key, value = self._lookup(name, depth)
         self.used[key] = value
         return render_value(value)
 
-    def _lookup(self, name: str, depth: int) -> tuple[str, object]:
-        level = self.levels[depth]
+    def _lookup(self, name: str, chain: _Chain) -> tuple[str, object]:
+        level = chain[-1]
         key = "prompt__" + level.node.tag.replace(".", "__") + "__" + name
         sent = _prompt_value(self.state, level.address, name)
-        if sent is not _MISSING:
+        if sent is not _UNKNOWN:
             return key, sent
-        for ancestor in reversed(self.levels[: depth + 1]):
-            if ancestor.node.field(name) is not None and name in ancestor.values:
-                return key, ancestor.values[name]
+        for ancestor in reversed(chain):
+            if ancestor.node.field(name) is not None:
+                return key, ancestor.values.get(name, _UNKNOWN)
+        if len(chain) > 1 or name in self.prompt_names.get(level.node.tag, ()):
+            return key, _UNKNOWN
         if name not in self.external:
             self.missing.add(name)
-        return "prompt__external__" + name, self.external.get(name, f"{{{name}}}")
-
-
-_MISSING = object()
+            return key, _UNKNOWN
+        return "prompt__external__" + name, self.external[name]
 
 
 def _prompt_value(state: RunState, address: Address, name: str) -> object:
-    base, _, number = name.rpartition("_")
+    """What ``prompt`` mappings sent for ``{name}`` (``{name_2}``: the second source)."""
     if (address, name) in state.prompt_values:
         sources = state.prompt_values[(address, name)]
         return sources[0] if len(sources) == 1 else sources
+    base, _, number = name.rpartition("_")
     if base and number.isdigit() and (address, base) in state.prompt_values:
         sources = state.prompt_values[(address, base)]
         if 1 <= int(number) <= len(sources):
             return sources[int(number) - 1]
-    return _MISSING
+    return _UNKNOWN
 
 
 def assemble(
@@ -117,23 +160,37 @@ def assemble(
     address: Address,
     fields: tuple[str, ...],
     external: Mapping[str, object],
+    *,
+    prompt_names: Mapping[str, Collection[str]] | None = None,
+    known: Mapping[str, Collection[str]] | None = None,
 ) -> StepDocument:
-    """The document of one step: its node instance and the fields it generates."""
-    levels = [
-        _Level(node=node, address=level_address, values=state.instance(level_address) or {})
+    """The document of one step: its node instance and the fields it generates.
+
+    Args:
+        registry: The nodes.
+        state: The run's values.
+        address: The node instance.
+        fields: The fields the step generates.
+        external: Values for external variables (``{name}`` in root task texts).
+        prompt_names: The names ``prompt`` mappings make resolvable, by node tag: such a
+            name is never an external variable.
+        known: The known fields by node tag (DESIGN D2): a node generated whole lists
+            only its other fields as things to write.
+    """
+    levels = tuple(
+        _Level(node=node, address=level_address, values=state.view(level_address) or {})
         for node, level_address in _path(registry, state, address)
-    ]
-    resolver = _Resolver(state, levels, external)
-    body = _render_level(levels, 0, 1, fields, resolver)
+    )
+    resolver = _Resolver(state, external, prompt_names or {})
+    renderer = _Renderer(registry, resolver, levels, fields, known or {})
+    body = renderer.render(0, 1, titled=True)
     context = _context(state, levels[-1], fields)
-    if CONTEXT in body:
-        position = body.index(CONTEXT)
-        level = heading_level_before(body, position, 0)
-        body = body.replace(CONTEXT, _context_text(context, level + 1), 1)
-    elif context:
-        body = join_blocks(body, heading(1, "Context"), _context_text(context, 2))
+    body = _place_context(body, context)
     return StepDocument(
-        text=_tidy(body), variables=resolver.used, missing=frozenset(resolver.missing)
+        text=_tidy(body),
+        variables=resolver.used,
+        missing=frozenset(resolver.missing),
+        context=tuple(context),
     )
 
 
@@ -148,95 +205,143 @@ def _path(registry: NodeRegistry, state: RunState, address: Address) -> list[tup
     return list(reversed(path))
 
 
-def _render_level(
-    levels: list[_Level],
-    depth: int,
-    title_level: int,
-    fields: tuple[str, ...],
-    resolver: _Resolver,
-    *,
-    titled: bool = True,
-) -> str:
-    """A level's title and docstring, its ``{PROMPT_SUBTREE}`` filled by what lies below."""
-    level = levels[depth]
-    title = heading(title_level, title_from_name(level.node.node_class.__name__)) if titled else ""
-    text = shift_headings(resolver.substitute(level.node.text, depth), title_level)
-    if SUBTREE not in text:
-        text = join_blocks(text, SUBTREE)
-    inner = heading_level_before(text, text.index(SUBTREE), title_level) + 1
-    if depth == len(levels) - 1:
-        blocks = [_field_block(resolver, level.node, name, inner, depth) for name in fields]
-        below = join_blocks(*blocks)
-    else:
-        below = _child_block(levels, depth + 1, inner, fields, resolver)
-    return join_blocks(title, text.replace(SUBTREE, below, 1))
+class _Renderer:
+    """Renders the levels from the root down, and the step's fields at the last one."""
+
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        resolver: _Resolver,
+        levels: _Chain,
+        fields: tuple[str, ...],
+        known: Mapping[str, Collection[str]],
+    ) -> None:
+        self.registry = registry
+        self.resolver = resolver
+        self.levels = levels
+        self.fields = fields
+        self.known = known
+
+    def render(self, depth: int, title_level: int, *, titled: bool) -> str:
+        """A level's title and docstring, what lies below placed at its subtree."""
+        chain = self.levels[: depth + 1]
+        class_name = chain[-1].node.node_class.__name__
+        title = heading(title_level, title_from_name(class_name)) if titled else ""
+
+        def below(inner: int) -> str:
+            if depth == len(self.levels) - 1:
+                node = chain[-1].node
+                blocks = [
+                    self.field_block(chain, _field(node, name), inner) for name in self.fields
+                ]
+                return join_blocks(*blocks)
+            return self.child_block(depth + 1, inner)
+
+        text = self.docstring(chain, title_level, below, depth=depth)
+        return join_blocks(title, text)
+
+    def docstring(
+        self, chain: _Chain, title_level: int, below: Callable[[int], str], *, depth: int | None
+    ) -> str:
+        """A node's docstring under a title at ``title_level``, ``below`` at its subtree.
+
+        Heading levels come from the docstring itself, never from the values put in.
+
+        Args:
+            depth: The level on the path that the docstring belongs to; ``None`` for a
+                nested node, whose ``{COLLECTED_CONTEXT}`` is dropped.
+        """
+        shifted = shift_headings(chain[-1].node.text, title_level)
+        context = _DROP
+        if depth is not None:
+            context = _context_mark(depth, _level_at(shifted, "COLLECTED_CONTEXT", title_level) + 1)
+        inner = _level_at(shifted, "PROMPT_SUBTREE", title_level) + 1
+        text = self.resolver.substitute(shifted, chain, context=context)
+        if _SUBTREE not in text:
+            return join_blocks(text, below(title_level + 1))
+        before, after = text.split(_SUBTREE, 1)
+        return join_blocks(before, below(inner), _remove(after, _SUBTREE))
+
+    def child_block(self, depth: int, level_number: int) -> str:
+        """The field leading to level ``depth``, then that level (a list's under its
+        class title, a single node's without one)."""
+        parent_chain = self.levels[:depth]
+        node_field = _field(parent_chain[-1].node, self.levels[depth].node.field_name or "")
+        head = self.titled(parent_chain, node_field, level_number)
+        if node_field.shape.list_depth:
+            return join_blocks(head, self.render(depth, level_number + 1, titled=True))
+        return join_blocks(head, self.render(depth, level_number, titled=False))
+
+    def field_block(self, chain: _Chain, node_field: NodeField, level_number: int) -> str:
+        """A field to generate: title, description, and a node field's nested node with
+        the fields that are not known."""
+        block = self.titled(chain, node_field, level_number)
+        child = self.registry.child(chain[-1].node, node_field.name)
+        if child is None:
+            return block
+        listed = bool(node_field.shape.list_depth)
+        inner = level_number + 1 if listed else level_number
+        title = heading(inner, title_from_name(child.node_class.__name__)) if listed else ""
+        indices = chain[-1].address.indices + (None,) * child.list_depth
+        nested = (*chain, _Level(node=child, address=Address(child.tag, indices), values={}))
+
+        def below(level: int) -> str:
+            known = self.known.get(child.tag, ())
+            fields = [f for f in child.fields if f.name not in known]
+            return join_blocks(*(self.field_block(nested, f, level) for f in fields))
+
+        return join_blocks(block, title, self.docstring(nested, inner, below, depth=None))
+
+    def titled(self, chain: _Chain, node_field: NodeField, level_number: int) -> str:
+        """A field's heading and its description (runtime variables resolved)."""
+        description = shift_headings(node_field.description, level_number)
+        text = self.resolver.substitute(description, chain)
+        return join_blocks(heading(level_number, title_from_name(node_field.name)), text)
 
 
-def _child_block(
-    levels: list[_Level],
-    depth: int,
-    level_number: int,
-    fields: tuple[str, ...],
-    resolver: _Resolver,
-) -> str:
-    """The field leading to the next level, then that level (a list's under its class title)."""
-    child = levels[depth]
-    node_field = levels[depth - 1].node.field(child.node.field_name or "")
-    assert node_field is not None
-    head = _titled(
-        node_field.name, resolver.substitute(node_field.description, depth - 1), level_number
-    )
-    if node_field.shape.list_depth:
-        return join_blocks(head, _render_level(levels, depth, level_number + 1, fields, resolver))
-    below = _render_level(levels, depth, level_number, fields, resolver, titled=False)
-    return join_blocks(head, below)
-
-
-def _field_block(resolver: _Resolver, node: Node, name: str, level_number: int, depth: int) -> str:
-    """A generated field: its title and description (runtime variables resolved)."""
+def _field(node: Node, name: str) -> NodeField:
     node_field = node.field(name)
-    assert node_field is not None
-    description = resolver.substitute(node_field.description, depth)
-    return _field_with_node(resolver.state.registry, node, name, description, level_number)
-
-
-def _field_with_node(
-    registry: NodeRegistry, node: Node, name: str, description: str, level_number: int
-) -> str:
-    """A field's title and description; a node field also its node's docstring and fields."""
-    block = _titled(name, description, level_number)
-    node_field = node.field(name)
-    child = registry.child(node, name)
-    if child is None or node_field is None:
-        return block
-    listed = bool(node_field.shape.list_depth)
-    inner = level_number + 1 if listed else level_number
-    title = heading(inner, title_from_name(child.node_class.__name__)) if listed else ""
-    parts = [title, shift_headings(child.text, inner)]
-    parts += [
-        _field_with_node(registry, child, f.name, f.description, inner + 1) for f in child.fields
-    ]
-    return join_blocks(block, *parts)
-
-
-def _titled(name: str, text: str, level_number: int) -> str:
-    return join_blocks(
-        heading(level_number, title_from_name(name)), shift_headings(text, level_number)
-    )
+    assert node_field is not None, f"{node.tag} has no field {name!r}"
+    return node_field
 
 
 def _context(state: RunState, level: _Level, fields: tuple[str, ...]) -> list[ContextEntry]:
-    """Known values in the specification's order: forwarded entries, then known fields."""
+    """Known values in the specification's order: entries sent by ``outputs`` mappings,
+    fields known before the run, fields generated before the step's fields, then fields
+    generated by earlier steps but declared after them."""
     entries = [
-        ContextEntry(title=title_from_name(name), value=value)
-        for name, value in state.outputs.get(level.address, [])
+        ContextEntry(title=title_from_name(output.name), value=output.value)
+        for output in state.outputs.get(level.address, [])
+        if output.field is None or output.field in fields
     ]
-    entries += [
-        ContextEntry(title=title_from_name(f.name), value=level.values[f.name])
-        for f in level.node.fields
-        if f.name in level.values and f.name not in fields
-    ]
+    names = [f.name for f in level.node.fields]
+    first = min((names.index(name) for name in fields if name in names), default=len(names))
+    generated = state.generated.get(level.address, set())
+    known = [name for name in names if name in level.values and name not in fields]
+    ordered = [name for name in known if name not in generated]
+    ordered += [name for name in known if name in generated and names.index(name) < first]
+    ordered += [name for name in known if name in generated and names.index(name) > first]
+    entries += [ContextEntry(title=title_from_name(n), value=level.values[n]) for n in ordered]
     return entries
+
+
+def _place_context(body: str, context: list[ContextEntry]) -> str:
+    """Put the context at the ``{COLLECTED_CONTEXT}`` nearest the node, else append it."""
+    marks = sorted(_CONTEXT_MARK.finditer(body), key=lambda match: int(match.group(1)))
+    chosen = marks.pop() if marks else None
+    for mark in {match.group(0) for match in marks} | {_DROP}:
+        body = _remove(body, mark)
+    if chosen is not None:
+        text = _context_text(context, int(chosen.group(2)))
+        return body.replace(chosen.group(0), text, 1) if text else _remove(body, chosen.group(0))
+    if not context:
+        return body
+    return join_blocks(body, heading(1, "Context"), _context_text(context, 2))
+
+
+def _remove(text: str, mark: str) -> str:
+    """``text`` without ``mark`` and the blank line that follows it."""
+    return text.replace(mark + "\n\n", "").replace(mark, "")
 
 
 def _context_text(entries: list[ContextEntry], level_number: int) -> str:

@@ -1,21 +1,29 @@
 """Carry out ``@each``/``@all`` commands on a run's values (DESIGN D6–D8).
 
 ``value`` targets are written into the destination's values (converted to the field's
-type), creating partial nodes where an ``@each`` lays its iterations out; ``prompt``
-targets become values for ``{name}``; ``outputs`` targets become context entries. A
-destination list that already holds a different number of elements is an error, never a
-silent truncation. Values not known yet travel as :class:`Pending` markers.
+type, copied so that no two places share a value), creating partial nodes where an
+``@each`` lays its iterations out; ``prompt`` targets become values for ``{name}``;
+``outputs`` targets become context entries. A destination list that already holds a
+different number of elements is an error, never a silent truncation.
+
+Values not known yet travel as :class:`Pending` markers. An ``@each`` over a list that a
+step will produce runs once, at index ``None``: it sends the marker, and a list of nodes
+it writes into becomes a :class:`PendingList` whose element holds what every element
+will receive.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Collection, Iterator
+
 from langtree.errors import ConversionError, ExecutionError
-from langtree.prompts.state import Address, RunState, elements
-from langtree.prompts.values import Pending, contains_pending
+from langtree.prompts.state import Address, Output, RunState, elements, to_plain
+from langtree.prompts.values import Pending, PendingList, contains_pending, pending_list
 from langtree.structure.annotations import item_type, strip_optional
 from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.conversion import convert_value
-from langtree.structure.flows import Flow, MappingFlow
+from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.tree import NodeField
 
 __all__ = ["EXTERNAL", "apply_flow"]
@@ -23,57 +31,90 @@ __all__ = ["EXTERNAL", "apply_flow"]
 EXTERNAL = Address("prompt.external")
 """Where ``@all->prompt.external`` sends its variables."""
 
-_Iteration = tuple[tuple[int, ...], object]
+_Indices = tuple[int | None, ...]
+_Sent = list[tuple[_Indices, object]]
 
 
-def apply_flow(state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
-    """Carry out one command for every known instance of the node that holds it.
+def apply_flow(
+    state: RunState,
+    flow: Flow,
+    config: TypeMappingConfig,
+    *,
+    scopes: Collection[TargetScope] = ("value", "prompt", "outputs", "external"),
+) -> None:
+    """Carry out one command for every instance of the node that holds it.
+
+    Args:
+        state: The run's values; changed in place.
+        flow: The resolved command.
+        config: How values convert to their target fields' types.
+        scopes: Which of the command's mappings to carry out (all by default).
 
     Raises:
         ExecutionError: A value does not fit its target, or a destination list has a
             different length than the iteration.
     """
-    for cwd in state.instances(flow.node.tag):
-        values = state.instance(cwd)
-        if values is not None and None not in cwd.indices:
-            _apply_at(state, flow, cwd, values, config)
+    mappings = [m for m in flow.mappings if m.scope in scopes]
+    for cwd in state.instances(flow.node.tag) if mappings else ():
+        values = state.view(cwd)
+        if values is not None:
+            _apply_at(state, flow, mappings, cwd, values, config)
 
 
 def _apply_at(
-    state: RunState, flow: Flow, cwd: Address, values: dict[str, object], config: TypeMappingConfig
+    state: RunState,
+    flow: Flow,
+    mappings: list[MappingFlow],
+    cwd: Address,
+    values: dict[str, object],
+    config: TypeMappingConfig,
 ) -> None:
     iterations = _iterations(flow, values)
-    if iterations is None:
-        return
-    for mapping_flow in flow.mappings:
+    for mapping_flow in mappings:
         sent = [
             (indices, _source_value(flow, mapping_flow, element, values))
             for indices, element in iterations
         ]
         if mapping_flow.scope == "value":
-            _write(state, flow, mapping_flow, cwd, sent, config)
+            _write(state, flow, mapping_flow, values, sent, config)
         else:
-            _send(state, flow, mapping_flow, cwd, [value for _, value in sent])
+            _send(state, flow, mapping_flow, cwd, sent)
 
 
 # -- reading ---------------------------------------------------------------------------
 
 
-def _iterations(flow: Flow, values: dict[str, object]) -> list[_Iteration] | None:
-    """One (indices, element) per iteration; ``None`` while the list is not known yet."""
+def _iterations(flow: Flow, values: dict[str, object]) -> _Sent:
+    """One (indices, element) per iteration; an unknown list gives its marker at ``None``."""
     if flow.inclusion is None:
         return [((), values)]
-    items: list[_Iteration] = [((), values)]
+    items: _Sent = [((), values)]
     for node_field in flow.inclusion.fields:
-        expanded: list[_Iteration] = []
-        for indices, item in items:
-            value = item.get(node_field.name) if isinstance(item, dict) else None
-            for inner, element in elements(value, node_field.shape.list_depth):
-                if None in inner:
-                    return None
-                expanded.append((indices + tuple(i for i in inner if i is not None), element))
-        items = expanded
+        depth = node_field.shape.list_depth
+        items = [
+            (indices + inner, element)
+            for indices, item in items
+            for inner, element in _iterate(_child(item, node_field.name), depth)
+        ]
     return items
+
+
+def _iterate(value: object, depth: int) -> Iterator[tuple[_Indices, object]]:
+    """The elements ``depth`` list levels down; nothing for an absent list."""
+    if depth == 0:
+        yield (), value
+    elif isinstance(value, Pending):
+        yield (None,) * depth, Pending(value.step_id)
+    elif isinstance(value, list):
+        for index, element in enumerate(value):
+            for inner, item in _iterate(element, depth - 1):
+                yield (index, *inner), item
+
+
+def _child(value: object, name: str) -> object:
+    if isinstance(value, Pending):
+        return Pending(value.step_id)
+    return value.get(name) if isinstance(value, dict) else None
 
 
 def _source_value(
@@ -89,18 +130,19 @@ def _source_value(
 
 def _follow(value: object, fields: tuple[NodeField, ...]) -> object:
     """The value at the end of ``fields``; lists crossed on the way give lists."""
+    if isinstance(value, Pending):
+        return Pending(value.step_id)
     if not fields:
         return value
-    if isinstance(value, Pending):
-        return value
     node_field, rest = fields[0], fields[1:]
-    inner = value.get(node_field.name) if isinstance(value, dict) else None
-    return _map_levels(inner, node_field.shape.list_depth if rest else 0, rest)
+    return _map_levels(_child(value, node_field.name), node_field.shape.list_depth, rest)
 
 
 def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...]) -> object:
-    if depth == 0:
+    if depth == 0 or not rest:
         return _follow(value, rest)
+    if isinstance(value, Pending):
+        return Pending(value.step_id)
     if not isinstance(value, list):
         return value
     return [_map_levels(item, depth - 1, rest) for item in value]
@@ -113,189 +155,317 @@ def _write(
     state: RunState,
     flow: Flow,
     mapping_flow: MappingFlow,
-    cwd: Address,
-    sent: list[tuple[tuple[int, ...], object]],
+    values: dict[str, object],
+    sent: _Sent,
     config: TypeMappingConfig,
 ) -> None:
-    target = mapping_flow.target
-    assert target is not None
+    assert mapping_flow.target is not None
     assert flow.destination is not None
-    fields = flow.destination.fields + target.fields
-    start = _destination_start(state, flow, cwd)
-    writer = _Writer(mapping_flow.mapping.target_path, config)
+    fields = flow.destination.fields + mapping_flow.target.fields
+    start = _destination_start(state, flow, values)
+    writer = _Writer(flow, mapping_flow, config)
     if not flow.is_each:
-        writer.broadcast(start, fields, sent[0][1])
+        writer.broadcast(start, fields, sent[0][1], create=not _has_star(flow))
         return
     levels = min(sum(f.shape.list_depth for f in fields), flow.depth)
     laid_out = _lay_out(sent, levels)
     writer.counts = _counts([indices for indices, _ in laid_out])
+    if not laid_out:
+        writer.empty(start, fields)
     for indices, value in laid_out:
-        writer.store(start, fields, indices, value)
+        writer.store(start, fields, (), indices, value)
 
 
-def _destination_start(state: RunState, flow: Flow, cwd: Address) -> dict[str, object]:
+def _has_star(flow: Flow) -> bool:
+    return bool(getattr(flow.command.command, "has_multiplicity", False))
+
+
+def _is_absolute(flow: Flow) -> bool:
+    return str(getattr(flow.command.command, "destination_path", "")).startswith("task.")
+
+
+def _destination_start(state: RunState, flow: Flow, values: dict[str, object]) -> dict[str, object]:
+    """The values a destination path starts from: a root task's, or the command's node's."""
     assert flow.destination is not None
-    command = flow.command.command
-    if getattr(command, "destination_path", "").startswith("task."):
+    if _is_absolute(flow):
         return state.roots[state.registry.path(flow.destination.node.tag)[0].tag]
-    values = state.instance(cwd)
-    assert values is not None
     return values
 
 
-def _lay_out(
-    sent: list[tuple[tuple[int, ...], object]], levels: int
-) -> list[tuple[tuple[int, ...], object]]:
-    """Group per-iteration values by their first ``levels`` indices; deeper ones as lists."""
-    grouped: dict[tuple[int, ...], list[object]] = {}
+def _lay_out(sent: _Sent, levels: int) -> _Sent:
+    """Group per-iteration values by their first ``levels`` indices.
+
+    A target with fewer list levels than the iteration receives, at each of its
+    elements, nested lists of what the deeper iterations send.
+    """
+    grouped: dict[_Indices, _Sent] = {}
     for indices, value in sent:
-        grouped.setdefault(indices[:levels], []).append(value)
-    deeper = bool(sent) and len(sent[0][0]) > levels
-    return [(key, values if deeper else values[0]) for key, values in grouped.items()]
+        grouped.setdefault(indices[:levels], []).append((indices[levels:], value))
+    return [(key, _nest(items)) for key, items in grouped.items()]
 
 
-def _counts(keys: list[tuple[int, ...]]) -> dict[tuple[int, ...], int]:
+def _nest(items: _Sent) -> object:
+    """One value, or nested lists along the remaining indices (a marker for unknown ones)."""
+    suffix, value = items[0]
+    if not suffix or suffix[0] is None:
+        return value
+    groups: dict[int | None, _Sent] = {}
+    for indices, item in items:
+        groups.setdefault(indices[0], []).append((indices[1:], item))
+    return [_nest(group) for group in groups.values()]
+
+
+def _counts(keys: list[_Indices]) -> dict[_Indices, int]:
     """For each index prefix, how many elements the list below it holds."""
-    counts: dict[tuple[int, ...], int] = {}
+    counts: dict[_Indices, int] = {}
     for key in keys:
-        for depth in range(len(key)):
+        for depth, index in enumerate(key):
+            if index is None:
+                break
             prefix = key[:depth]
-            counts[prefix] = max(counts.get(prefix, 0), key[depth] + 1)
+            counts[prefix] = max(counts.get(prefix, 0), index + 1)
     return counts
 
 
 class _Writer:
     """Writes one mapping's values along a field path, one list index per list level."""
 
-    def __init__(self, target_path: str, config: TypeMappingConfig) -> None:
-        self.target_path = target_path
+    def __init__(self, flow: Flow, mapping_flow: MappingFlow, config: TypeMappingConfig) -> None:
+        self.flow = flow
+        self.mapping_flow = mapping_flow
         self.config = config
-        self.counts: dict[tuple[int, ...], int] = {}
+        self.counts: dict[_Indices, int] = {}
 
     def store(
         self,
         values: dict[str, object],
         fields: tuple[NodeField, ...],
-        indices: tuple[int, ...],
+        prefix: _Indices,
+        indices: _Indices,
         value: object,
     ) -> None:
-        consumed: tuple[int, ...] = ()
-        for position, node_field in enumerate(fields):
-            last = position == len(fields) - 1
-            slot: object = values
-            name: object = node_field.name
-            annotation = node_field.annotation
-            for _ in range(node_field.shape.list_depth):
-                if len(consumed) == len(indices):
-                    break
-                container = self._list_at(slot, name, consumed, node_field, leaf=last)
-                if container is None:
-                    return
-                slot, name = container, indices[len(consumed)]
-                consumed += (indices[len(consumed)],)
-                annotation = item_type(strip_optional(annotation)[0])
-            if last:
-                _assign(slot, name, self._convert(value, annotation, node_field))
+        """Write ``value`` at ``fields``; ``indices`` pick the elements of the lists crossed.
+
+        Args:
+            values: The node values the path starts from.
+            fields: The fields from there to the target.
+            prefix: The indices used above ``values`` (where the list counts apply).
+            indices: The indices still to use, outermost first.
+            value: The value to write.
+        """
+        node_field, rest = fields[0], fields[1:]
+        slot: object = values
+        key: object = node_field.name
+        depth = node_field.shape.list_depth
+        annotation = node_field.annotation
+        while depth and indices:
+            if indices[0] is None:
+                self._store_unknown(slot, key, node_field, depth, rest, value)
                 return
-            child = _get(slot, name)
-            if child is None:
-                child = {}
-                _assign(slot, name, child)
-            if not isinstance(child, dict):
-                return
-            values = child
+            leaf = not rest or depth > 1
+            container = self._list_at(slot, key, prefix, node_field, leaf=leaf)
+            slot, key, prefix, indices = container, indices[0], (*prefix, indices[0]), indices[1:]
+            depth -= 1
+            annotation = item_type(strip_optional(annotation)[0])
+        if not rest:
+            _assign(slot, key, self._convert(value, annotation, node_field, depth))
+            return
+        child = _get(slot, key)
+        if child is None:
+            child = {}
+            _assign(slot, key, child)
+        if isinstance(child, dict):
+            self.store(child, rest, prefix, indices, value)
+
+    def _store_unknown(
+        self,
+        slot: object,
+        key: object,
+        node_field: NodeField,
+        depth: int,
+        rest: tuple[NodeField, ...],
+        value: object,
+    ) -> None:
+        """Write into every element of a list whose length is not known yet."""
+        if not isinstance(value, Pending):
+            return
+        if not rest:
+            _assign(slot, key, _marker(value, node_field, depth))
+            return
+        current = _get(slot, key)
+        if not (isinstance(current, list) and current) and not isinstance(current, PendingList):
+            current = pending_list(value.step_id, depth)
+            _assign(slot, key, current)
+        for _, element in elements(current, depth):
+            if isinstance(element, dict):
+                self.store(element, rest, (None,), (None,) * _levels(rest), value)
 
     def _list_at(
         self,
         slot: object,
-        name: object,
-        consumed: tuple[int, ...],
+        key: object,
+        prefix: _Indices,
         node_field: NodeField,
         *,
         leaf: bool,
-    ) -> list[object] | None:
-        current = _get(slot, name)
-        if current is None:
-            current = []
-            _assign(slot, name, current)
+    ) -> list[object]:
+        """The list at ``slot[key]``, made to hold one element per iteration."""
+        current = _get(slot, key)
+        expected = self.counts.get(prefix, 0)
+        if current is None or current == [] or isinstance(current, Pending):
+            current = [None if leaf else {} for _ in range(expected)]
+            _assign(slot, key, current)
         if not isinstance(current, list):
-            return None
-        expected = self.counts.get(consumed, 0)
-        if not current:
-            current.extend(None if leaf else {} for _ in range(expected))
-        elif len(current) != expected:
-            raise ExecutionError(
-                f"Length mismatch writing {self.target_path!r}: {node_field.name!r} holds "
-                f"{len(current)} element(s), the iteration sends {expected}"
+            raise self._error(
+                f"{self.mapping_flow.mapping.target_path!r} cannot be written: "
+                f"{node_field.name!r} holds {type(current).__name__!r}, not a list",
+                f"supply a list for {node_field.name!r}, or leave it unset",
             )
+        if len(current) != expected:
+            raise self._mismatch(node_field, len(current), expected)
         return current
 
+    def empty(self, values: dict[str, object], fields: tuple[NodeField, ...]) -> None:
+        """Make the first list on the path an empty list when it is unset (no iteration)."""
+        for node_field in fields:
+            if node_field.shape.list_depth:
+                current = values.setdefault(node_field.name, [])
+                if isinstance(current, list) and current:
+                    raise self._mismatch(node_field, len(current), 0)
+                return
+            child = values.setdefault(node_field.name, {})
+            if not isinstance(child, dict):
+                return
+            values = child
+
     def broadcast(
-        self, values: dict[str, object], fields: tuple[NodeField, ...], value: object
+        self,
+        values: dict[str, object],
+        fields: tuple[NodeField, ...],
+        value: object,
+        *,
+        create: bool,
     ) -> None:
-        """Write ``value`` through every element of the lists on the way (``@all``)."""
+        """Write ``value`` through every element of the lists on the way (``@all``).
+
+        Args:
+            create: Whether to create the nodes on the way (``@all`` without ``*``);
+                otherwise only the elements that exist or will be generated are filled.
+        """
         node_field, rest = fields[0], fields[1:]
         if not rest:
-            values[node_field.name] = self._convert(value, node_field.annotation, node_field)
+            values[node_field.name] = self._convert(value, node_field.annotation, node_field, 0)
             return
-        current = values.setdefault(node_field.name, [] if node_field.shape.list_depth else {})
+        current = values.get(node_field.name)
+        if current is None and create and not node_field.shape.list_depth:
+            current = values[node_field.name] = {}
         for _, element in elements(current, node_field.shape.list_depth):
             if isinstance(element, dict):
-                self.broadcast(element, rest, value)
+                self.broadcast(element, rest, value, create=create)
 
-    def _convert(self, value: object, annotation: object, node_field: NodeField) -> object:
-        if value is None or isinstance(value, Pending) or contains_pending(value):
-            return value
+    def _convert(
+        self, value: object, annotation: object, node_field: NodeField, depth: int
+    ) -> object:
+        """``value`` converted to ``annotation`` (``depth``: list levels still in it)."""
+        if isinstance(value, Pending):
+            return _marker(value, node_field, depth)
+        if value is None or contains_pending(value):
+            return copy.deepcopy(value)
         try:
-            return convert_value(value, annotation, self.config)
+            return to_plain(copy.deepcopy(convert_value(value, annotation, self.config)))
         except ConversionError as error:
-            raise ExecutionError(
-                f"Cannot write {self.target_path!r} (field {node_field.name!r}): {error}"
+            raise self._error(
+                f"{self.mapping_flow.mapping.target_path!r} cannot take the value sent: {error}",
+                f"check the value of the source, or the type of {node_field.name!r}",
             ) from error
 
+    def _mismatch(self, node_field: NodeField, length: int, expected: int) -> ExecutionError:
+        inclusion = getattr(self.flow.command.command, "inclusion_path", "") or node_field.name
+        return self._error(
+            f"Length mismatch: the @each over {inclusion!r} sends {expected} value(s) to "
+            f"{self.mapping_flow.mapping.target_path!r}, but {node_field.name!r} already "
+            f"holds {length} element(s)",
+            f"leave {node_field.name!r} empty for the command to fill, or give it one "
+            "element per iteration",
+        )
 
-def _get(slot: object, name: object) -> object:
+    def _error(self, message: str, hint: str) -> ExecutionError:
+        diagnostic = self.flow.command.diagnostic(
+            message, hint=hint, span=self.mapping_flow.mapping.span
+        )
+        return ExecutionError(diagnostic.render().removeprefix("error: "))
+
+
+def _levels(fields: tuple[NodeField, ...]) -> int:
+    return sum(node_field.shape.list_depth for node_field in fields)
+
+
+def _marker(value: Pending, node_field: NodeField, depth: int) -> Pending:
+    """A fresh marker; a :class:`PendingList` where a list of nodes is still to come."""
+    if depth and node_field.shape.node_class is not None:
+        return pending_list(value.step_id, depth)
+    return Pending(value.step_id)
+
+
+def _get(slot: object, key: object) -> object:
     if isinstance(slot, dict):
-        return slot.get(str(name))
-    if isinstance(slot, list) and isinstance(name, int) and name < len(slot):
-        return slot[name]
+        return slot.get(str(key))
+    if isinstance(slot, list) and isinstance(key, int) and key < len(slot):
+        return slot[key]
     return None
 
 
-def _assign(slot: object, name: object, value: object) -> None:
+def _assign(slot: object, key: object, value: object) -> None:
     if isinstance(slot, dict):
-        slot[str(name)] = value
-    elif isinstance(slot, list) and isinstance(name, int):
-        slot[name] = value
+        slot[str(key)] = value
+    elif isinstance(slot, list) and isinstance(key, int):
+        slot[key] = value
 
 
 # -- prompt and outputs targets --------------------------------------------------------
 
 
 def _send(
-    state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, values: list[object]
+    state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, sent: _Sent
 ) -> None:
-    value: object = values if flow.is_each else values[0]
+    """Send a ``prompt``/``outputs`` value: the list of per-iteration values for ``@each``."""
+    value = _sent_value(flow, sent)
+    leaf = _leaf_destination(flow)
     for address in _destination_addresses(state, flow, cwd):
         if mapping_flow.scope == "outputs":
-            state.outputs.setdefault(address, []).append((mapping_flow.name, value))
+            entry = Output(name=mapping_flow.name, value=value, field=leaf)
+            state.outputs.setdefault(address, []).append(entry)
         else:
             sources = state.prompt_values.setdefault((address, mapping_flow.name), [])
             sources.append(value)
 
 
+def _sent_value(flow: Flow, sent: _Sent) -> object:
+    if not flow.is_each:
+        return copy.deepcopy(sent[0][1])
+    if len(sent) == 1 and None in sent[0][0]:
+        return sent[0][1]
+    return copy.deepcopy([value for _, value in sent])
+
+
+def _leaf_destination(flow: Flow) -> str | None:
+    """The destination's field when it is a leaf (its step alone sees the entries)."""
+    destination = flow.destination
+    if destination is None or destination.field is None:
+        return None
+    return destination.field.name if destination.field.shape.node_class is None else None
+
+
 def _destination_addresses(state: RunState, flow: Flow, cwd: Address) -> list[Address]:
+    """The destination's instances: all for an absolute path, else those under ``cwd``."""
     if flow.destination is None:
         return [EXTERNAL]
-    tag = flow.destination.node.tag
-    if flow.destination.field is not None and flow.destination.field.shape.node_class is None:
-        tag = flow.destination.node.tag
-    return [
-        address
-        for address in state.instances(tag)
-        if address.indices[: len(cwd.indices)] == cwd.indices or not _shares_root(state, tag, cwd)
-    ]
+    addresses = state.instances(flow.destination.node.tag)
+    if _is_absolute(flow):
+        return addresses
+    return [address for address in addresses if _same_branch(address.indices, cwd.indices)]
 
 
-def _shares_root(state: RunState, tag: str, cwd: Address) -> bool:
-    return state.registry.path(tag)[0].tag == state.registry.path(cwd.tag)[0].tag
+def _same_branch(first: _Indices, second: _Indices) -> bool:
+    shared = min(len(first), len(second))
+    return first[:shared] == second[:shared]

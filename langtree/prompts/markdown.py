@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 _HEADING = re.compile(r"^(#{1,6})(?=\s|$)")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 
 
 def heading(level: int, title: str) -> str:
@@ -30,13 +30,20 @@ def heading(level: int, title: str) -> str:
 
 
 def _prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """The lines outside fenced code blocks, with their indices."""
-    fenced = False
+    """The lines outside fenced code blocks, with their indices.
+
+    A block closes at a fence of the same character at least as long as the one that
+    opened it, with nothing after it (CommonMark); an unclosed block runs to the end.
+    """
+    fence = ""
     for index, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not fenced:
+        match = _FENCE.match(line)
+        if fence:
+            if match and match.group(1).startswith(fence) and not line[match.end() :].strip():
+                fence = ""
+        elif match:
+            fence = match.group(1)
+        else:
             yield index, line
 
 

@@ -1,9 +1,10 @@
 """The values of a run as plain data: one nested dict per root task.
 
 A node instance is addressed by its tag and one index per list level above and at it;
-an index of ``None`` stands for elements not known yet (shown as ``[*]``). Prompt
-variables and ``outputs`` context entries that commands send to an instance are kept
-beside the values. Everything here is plain data that could be serialised.
+an index of ``None`` stands for elements not known yet (shown as ``[*]``): what is known
+of them lives in the :class:`~langtree.prompts.values.PendingList` that stands for their
+list. Prompt variables and ``outputs`` context entries that commands send to an instance
+are kept beside the values. Everything here is plain data that could be serialised.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from langtree.prompts.values import Pending, PendingList
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node
+from langtree.structure.tree_node import TreeNode
 
-__all__ = ["Address", "RunState", "elements", "instance_text"]
+__all__ = ["Address", "Output", "RunState", "elements", "instance_text", "to_plain"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -28,6 +31,22 @@ class Address:
     indices: tuple[int | None, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """A context entry that an ``outputs`` mapping sent to an instance.
+
+    Attributes:
+        name: The entry's name (its title in the prompt is made from it).
+        value: The value sent.
+        field: The destination field when the command names one: the entry belongs to
+            the step generating that field only (``None``: every step of the instance).
+    """
+
+    name: str
+    value: object
+    field: str | None = None
+
+
 @dataclass(slots=True)
 class RunState:
     """The known values of every root task, and what commands sent to instances.
@@ -35,37 +54,71 @@ class RunState:
     Attributes:
         roots: Each root task's values by tag: dicts for nodes, lists for node lists.
         prompt_values: Values for ``{name}`` in an instance's texts, one per source.
-        outputs: Context entries (title, value) sent to an instance, in arrival order.
+        outputs: Context entries sent to an instance, in arrival order.
+        generated: The fields of each instance that steps have written.
     """
 
     registry: NodeRegistry
     roots: dict[str, dict[str, object]]
     prompt_values: dict[tuple[Address, str], list[object]] = field(default_factory=dict)
-    outputs: dict[Address, list[tuple[str, object]]] = field(default_factory=dict)
+    outputs: dict[Address, list[Output]] = field(default_factory=dict)
+    generated: dict[Address, set[str]] = field(default_factory=dict)
 
     @classmethod
     def start(cls, registry: NodeRegistry, inputs: Mapping[str, object]) -> RunState:
         """The state before any step: the caller's inputs, with defaults filled in."""
         roots = {}
         for root in registry.roots():
-            values = _plain(inputs.get(root.tag, {}))
+            values = to_plain(inputs.get(root.tag, {}))
             roots[root.tag] = values if isinstance(values, dict) else {}
             _fill_defaults(registry, root, roots[root.tag])
         return cls(registry=registry, roots=roots)
 
     def instance(self, address: Address) -> dict[str, object] | None:
-        """The values of a node instance, or ``None`` when they are not known yet."""
+        """The values of a node instance, or ``None`` when they are not known yet.
+
+        An instance at ``[*]`` of a :class:`PendingList` has the values every element
+        of that list will have.
+        """
         path = self.registry.path(address.tag)
         value: object = self.roots.get(path[0].tag)
         indices = iter(address.indices)
         for node in path[1:]:
             value = value.get(node.field_name or "") if isinstance(value, dict) else None
             for _ in range(node.list_depth):
-                index = next(indices, None)
-                if not isinstance(value, list) or index is None or index >= len(value):
-                    return None
-                value = value[index]
+                value = _element(value, next(indices, None))
         return value if isinstance(value, dict) else None
+
+    def view(self, address: Address) -> dict[str, object] | None:
+        """The values of an instance as far as they can be told before the run.
+
+        An instance inside a value that a step will produce (a node generated whole)
+        sees every field as :class:`Pending` on that step; one whose values are simply
+        absent gives ``None``.
+        """
+        values = self.instance(address)
+        if values is not None:
+            return values
+        marker = self._pending_above(address)
+        node = self.registry.get(address.tag)
+        if marker is None or node is None:
+            return None
+        return {node_field.name: Pending(marker.step_id) for node_field in node.fields}
+
+    def _pending_above(self, address: Address) -> Pending | None:
+        """The :class:`Pending` value that holds ``address``, if there is one."""
+        path = self.registry.path(address.tag)
+        value: object = self.roots.get(path[0].tag)
+        indices = iter(address.indices)
+        for node in path[1:]:
+            if isinstance(value, Pending):
+                return value
+            value = value.get(node.field_name or "") if isinstance(value, dict) else None
+            for _ in range(node.list_depth):
+                if isinstance(value, Pending) and not isinstance(value, PendingList):
+                    return value
+                value = _element(value, next(indices, None))
+        return value if isinstance(value, Pending) else None
 
     def instances(self, tag: str) -> list[Address]:
         """Every instance of the node at ``tag``; unknown lists give one ``[*]`` instance."""
@@ -78,6 +131,14 @@ class RunState:
         if node is None or node.parent is None:
             return None
         return Address(node.parent, address.indices[: len(address.indices) - node.list_depth])
+
+    def write_generated(self, address: Address, values: Mapping[str, object]) -> None:
+        """Store what a step produced for an instance; its fields count as generated."""
+        target = self.instance(address)
+        if target is None:
+            return
+        target.update(values)
+        self.generated.setdefault(address, set()).update(values)
 
 
 def instance_text(registry: NodeRegistry, address: Address) -> str:
@@ -93,38 +154,69 @@ def instance_text(registry: NodeRegistry, address: Address) -> str:
     return ".".join(parts)
 
 
+def _element(value: object, index: int | None) -> object:
+    """Element ``index`` of a list; ``None`` picks a :class:`PendingList`'s element."""
+    if isinstance(value, PendingList):
+        return value.element if index is None else None
+    if isinstance(value, list) and index is not None and index < len(value):
+        return value[index]
+    return None
+
+
 def _expand(value: object, path: list[Node]) -> Iterator[tuple[int | None, ...]]:
     if not path:
         yield ()
         return
     node, rest = path[0], path[1:]
-    child = value.get(node.field_name or "") if isinstance(value, dict) else None
+    if isinstance(value, dict) and node.field_name in value and value[node.field_name] is None:
+        return
+    child = value.get(node.field_name or "") if isinstance(value, dict) else value
     for indices, element in elements(child, node.list_depth):
         for tail in _expand(element, rest):
             yield indices + tail
 
 
 def elements(value: object, depth: int) -> Iterator[tuple[tuple[int | None, ...], object]]:
-    """The elements ``depth`` list levels down, with their indices (``None``: unknown)."""
+    """The elements ``depth`` list levels down, with their indices.
+
+    A value that is not a list yet (absent, or a :class:`Pending` marker) stands for
+    elements not known: one element at index ``None``, the value itself. A
+    :class:`PendingList` gives its element at index ``None``.
+    """
     if depth == 0:
         yield (), value
         return
+    if isinstance(value, PendingList):
+        for indices, inner in elements(value.element, depth - 1):
+            yield (None, *indices), inner
+        return
     if not isinstance(value, list):
-        yield (None,) * depth, None
+        yield (None,) * depth, value
         return
     for index, element in enumerate(value):
         for indices, inner in elements(element, depth - 1):
             yield (index, *indices), inner
 
 
-def _plain(value: object) -> object:
-    """Inputs as plain data: models become dicts of the fields that were set."""
+def to_plain(value: object) -> object:
+    """A value as plain data: nodes become dicts of the fields that were set (the
+    others are generated or take their defaults), other models dicts of every field;
+    tuples become lists.
+
+    >>> from langtree import TreeNode
+    >>> class Note(TreeNode):
+    ...     text: str
+    ...     mood: str = "calm"
+    >>> to_plain([Note(text="hi")])
+    [{'text': 'hi'}]
+    """
     if isinstance(value, BaseModel):
-        return {name: _plain(getattr(value, name)) for name in value.model_fields_set}
+        names = value.model_fields_set if isinstance(value, TreeNode) else type(value).model_fields
+        return {name: to_plain(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
+        return {str(key): to_plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [to_plain(item) for item in value]
     return value
 
 
@@ -133,7 +225,8 @@ def _fill_defaults(registry: NodeRegistry, node: Node, values: dict[str, object]
     for node_field in node.fields:
         info = node.node_class.model_fields[node_field.name]
         if node_field.name not in values and node_field.has_known_default:
-            values[node_field.name] = copy.deepcopy(info.get_default(call_default_factory=True))
+            default = info.get_default(call_default_factory=True)
+            values[node_field.name] = to_plain(copy.deepcopy(default))
         child = registry.child(node, node_field.name)
         if child is not None:
             for _, element in elements(values.get(node_field.name), node_field.shape.list_depth):

@@ -47,10 +47,22 @@ class StepTemplate:
         self._template = _compile(source)
 
     def render(self, values: Mapping[str, object]) -> tuple[BaseMessage, ...]:
-        """The system and human messages for one step."""
+        """The system and human messages for one step.
+
+        Raises:
+            StructureError: The template fails on these values (an unknown name, a
+                filter that does not apply).
+        """
         context = self._template.new_context(dict(values))
-        system = "".join(self._template.blocks["system"](context)).strip()
-        human = "".join(self._template.blocks["human"](context)).strip() + "\n"
+        try:
+            system = "".join(self._template.blocks["system"](context)).strip()
+            human = "".join(self._template.blocks["human"](context)).strip() + "\n"
+        except jinja2.TemplateError as error:
+            names = ", ".join(sorted(values))
+            raise _template_error(
+                f"The prompt template fails to render: {error}",
+                hint=f"the template receives {names}",
+            ) from None
         return (SystemMessage(content=system), HumanMessage(content=human))
 
 
@@ -69,14 +81,11 @@ def _compile(source: str) -> jinja2.Template:
     return template
 
 
-def _template_error(message: str) -> StructureError:
-    return StructureError(
-        [
-            Diagnostic(
-                severity="error",
-                message=message,
-                hint="define '{% block system %}...{% endblock %}' and "
-                "'{% block human %}...{% endblock %}'; see langtree.prompts.DEFAULT_TEMPLATE",
-            )
-        ]
-    )
+_BLOCKS_HINT = (
+    "define '{% block system %}...{% endblock %}' and '{% block human %}...{% endblock %}'; "
+    "see langtree.prompts.template.DEFAULT_TEMPLATE"
+)
+
+
+def _template_error(message: str, hint: str = _BLOCKS_HINT) -> StructureError:
+    return StructureError([Diagnostic(severity="error", message=message, hint=hint)])

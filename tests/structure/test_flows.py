@@ -856,7 +856,7 @@ def test_spec_analysis_example_breaks_the_path_rules() -> None:
         ),
         (
             "Target 'other.meta' starts with 'other', which is neither a scope nor a field of "
-            f"'TaskProcessor' (task.processor)",
+            "'TaskProcessor' (task.processor)",
             "start it with one of the scopes outputs, prompt, task, value, or with one of the "
             "fields 'results'",
         ),
