@@ -26,6 +26,7 @@ lint: $(INSTALLED)
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/parse_benchmark.py
 	$(BIN)/python benchmarks/structure_benchmark.py
+	$(BIN)/python benchmarks/prompts_benchmark.py
 
 clean:
 	rm -rf $(VENV)

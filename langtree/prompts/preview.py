@@ -8,7 +8,7 @@ a model can produce appear as ``[pending: produced by step ...]``.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -135,41 +135,62 @@ class _FlowSchedule:
     def __init__(
         self, registry: NodeRegistry, flows: Sequence[Flow], steps: Sequence[PlanStep]
     ) -> None:
-        self.waiting = list(flows)
-        self.reads = [_flow_reads(registry, flow) for flow in flows]
-        writes = [_flow_writes(registry, flow) for flow in flows]
-        self.blockers = {
-            index: {
-                other for other, written in enumerate(writes) if other != index and written & keys
-            }
-            for index, keys in enumerate(self.reads)
-        }
-        self.index = {id(flow): index for index, flow in enumerate(flows)}
+        self.flows = list(flows)
+        self.waiting = set(range(len(self.flows)))
+        self.reads = [_flow_reads(registry, flow) for flow in self.flows]
+        self.readers: dict[_FieldKey, list[int]] = defaultdict(list)
+        for index, keys in enumerate(self.reads):
+            for key in keys:
+                self.readers[key].append(index)
+        self.blockers = self._blockers([_flow_writes(registry, flow) for flow in self.flows])
+        self.unblocks: dict[int, list[int]] = defaultdict(list)
+        for index, blockers in self.blockers.items():
+            for blocker in blockers:
+                self.unblocks[blocker].append(index)
         self.step_writes = [_step_writes(registry, step) for step in steps]
         self.later: Counter[_FieldKey] = Counter(key for keys in self.step_writes for key in keys)
         self.done_steps = 0
+        self.candidates = set(self.waiting)
+
+    def _blockers(self, writes: list[set[_FieldKey]]) -> dict[int, set[int]]:
+        """For each command, the other commands that write something it reads."""
+        writers: dict[_FieldKey, set[int]] = defaultdict(set)
+        for index, keys in enumerate(writes):
+            for key in keys:
+                writers[key].add(index)
+        return {
+            index: {other for key in keys for other in writers.get(key, ())} - {index}
+            for index, keys in enumerate(self.reads)
+        }
 
     def apply_ready(self, state: RunState, position: int, config: TypeMappingConfig) -> None:
         """Carry out every command ready before the step at ``position``."""
         while self.done_steps < position:
-            self.later.subtract(self.step_writes[self.done_steps])
+            for key in self.step_writes[self.done_steps]:
+                self.later[key] -= 1
+                if self.later[key] <= 0:
+                    self.candidates.update(self.readers.get(key, ()))
             self.done_steps += 1
         while ready := self._ready():
-            for flow in ready:
+            flows = [self.flows[index] for index in ready]
+            for flow in flows:
                 apply_flow(state, flow, config, scopes=_WRITES)
-            for flow in ready:
+            for flow in flows:
                 apply_flow(state, flow, config, scopes=_SENDS)
-            done = {id(flow) for flow in ready}
-            self.waiting = [flow for flow in self.waiting if id(flow) not in done]
+            self.waiting.difference_update(ready)
+            for index in ready:
+                self.candidates.update(self.unblocks.get(index, ()))
 
-    def _ready(self) -> list[Flow]:
-        waiting = {self.index[id(flow)] for flow in self.waiting}
-        return [
-            flow
-            for flow in self.waiting
-            if not any(self.later[key] > 0 for key in self.reads[self.index[id(flow)]])
-            and not self.blockers[self.index[id(flow)]] & waiting
+    def _ready(self) -> list[int]:
+        """The waiting commands among the candidates whose reads are all settled."""
+        ready = [
+            index
+            for index in sorted(self.candidates & self.waiting)
+            if not any(self.later[key] > 0 for key in self.reads[index])
+            and not self.blockers[index] & self.waiting
         ]
+        self.candidates.clear()
+        return ready
 
 
 def _flow_reads(registry: NodeRegistry, flow: Flow) -> set[_FieldKey]:
