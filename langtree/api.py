@@ -7,6 +7,7 @@ the run (the structure stage); prompt assembly and execution join as later stage
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Protocol
 
 from langtree.prompts.preview import StepPrompt, preview_prompts
@@ -62,7 +63,9 @@ class RunStructure(TreeStructure):
 
         A step appears once per node instance known from the inputs (``[*]`` where the
         elements only exist after earlier steps); values that a model would produce first
-        appear as ``[pending: produced by step ...]``.
+        appear as ``[pending: produced by step ...]``. Each prompt carries its model's
+        token budget when one is configured: check ``prompt.over_budget``
+        (``langtree prompts`` flags such prompts and exits with status 1).
 
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
@@ -73,7 +76,7 @@ class RunStructure(TreeStructure):
             ExecutionError: External variables are missing, or mapped data does not fit.
         """
         plan = self.plan(inputs)
-        return preview_prompts(
+        prompts = preview_prompts(
             self.nodes,
             self._analyse(),
             plan,
@@ -83,6 +86,15 @@ class RunStructure(TreeStructure):
             config=self.config.type_mapping,
             model_names=self._model_names(),
         )
+        return [self._budgeted(prompt) for prompt in prompts]
+
+    def _budgeted(self, prompt: StepPrompt) -> StepPrompt:
+        budget = self.config.budget_for(prompt.model or self._default_model())
+        return replace(prompt, token_budget=budget) if budget is not None else prompt
+
+    def _default_model(self) -> str | None:
+        models = self.provider.list_models() if self.provider is not None else []
+        return models[0] if models else None
 
     def _model_names(self) -> dict[str | None, str | None]:
         """Model keys to model names (for token counting), as far as the provider tells."""

@@ -139,7 +139,14 @@ def _prompts(arguments: argparse.Namespace) -> int:
     inputs = _read_inputs(arguments.input, structure, task_name)
     prompts = structure.prompts(inputs, variables=_variables(arguments.var))
     print(_prompts_markdown(prompts))
-    return 0
+    over = [prompt for prompt in prompts if prompt.over_budget]
+    for prompt in over:
+        print(
+            f"langtree: {prompt.node_path}: {prompt.token_count} tokens, over the budget of "
+            f"{prompt.token_budget}",
+            file=sys.stderr,
+        )
+    return 1 if over else 0
 
 
 def _read_inputs(
@@ -174,9 +181,13 @@ def _prompts_markdown(prompts: list[StepPrompt]) -> str:
     parts = [f"# {len(prompts)} prompt(s), {total} tokens"]
     for number, prompt in enumerate(prompts, start=1):
         model = f"model `{prompt.model}`" if prompt.model else "the default model"
+        budget = (
+            f" **Over the budget of {prompt.token_budget} tokens.**" if prompt.over_budget else ""
+        )
         parts.append(
             f"## {number}. {prompt.node_path}: {', '.join(prompt.fields)}\n\n"
-            f"Step `{prompt.step_id}`, {prompt.token_count} tokens ({prompt.encoding}), {model}."
+            f"Step `{prompt.step_id}`, {prompt.token_count} tokens ({prompt.encoding}), "
+            f"{model}.{budget}"
         )
         for message in prompt.messages:
             parts.append(f"### {message.type.capitalize()}\n\n{_fenced(str(message.content))}")

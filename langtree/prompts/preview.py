@@ -47,6 +47,8 @@ class StepPrompt:
         encoding: The tiktoken encoding used (see :mod:`langtree.prompts.tokens`).
         model: The model key the step uses (``None``: the provider's default).
         variables: Runtime variables by internal name (``prompt__<path>__<name>``).
+        token_budget: The most tokens the step's model may receive, when configured
+            (``RunStructure({"token_budget": ...})``).
     """
 
     step_id: str
@@ -58,6 +60,12 @@ class StepPrompt:
     encoding: str
     model: str | None
     variables: Mapping[str, object]
+    token_budget: int | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the prompt needs more tokens than its budget allows."""
+        return self.token_budget is not None and self.token_count > self.token_budget
 
 
 def preview_prompts(

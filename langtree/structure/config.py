@@ -23,7 +23,11 @@ _MODIFIERS: dict[str, Modifier] = {
     "parallel": "parallel",
     "together": "parallel",
 }
-CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {"default_modifier", "prompt_template"}
+CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {
+    "default_modifier",
+    "prompt_template",
+    "token_budget",
+}
 
 ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
 
@@ -37,11 +41,18 @@ class StructureConfig:
         default_modifier: The modifier of a node that declares none (D1).
         prompt_template: Jinja2 source for the step messages (``None``: the default);
             compiled by the prompt stage.
+        token_budget: The most prompt tokens per step, by model key (``"*"``: every
+            other model); a single number applies to every model.
     """
 
     type_mapping: TypeMappingConfig = field(default_factory=TypeMappingConfig)
     default_modifier: Modifier = "sequential"
     prompt_template: str | None = None
+    token_budget: Mapping[str, int] = field(default_factory=dict)
+
+    def budget_for(self, model_key: str | None) -> int | None:
+        """The token budget of a step that uses ``model_key`` (``None``: none set)."""
+        return self.token_budget.get(model_key or "*", self.token_budget.get("*"))
 
     @classmethod
     def create(cls, config: ConfigInput) -> StructureConfig:
@@ -72,6 +83,9 @@ class StructureConfig:
         template = config.get("prompt_template")
         if template is not None and not isinstance(template, str):
             problems.append(_bad_template(template))
+        budget = _budget(config.get("token_budget"))
+        if budget is None:
+            problems.append(_bad_budget(config["token_budget"]))
         type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
         try:
             type_mapping = TypeMappingConfig.from_mapping(type_settings)
@@ -85,6 +99,7 @@ class StructureConfig:
             type_mapping=type_mapping,
             default_modifier=modifier,
             prompt_template=template if isinstance(template, str) else None,
+            token_budget=budget or {},
         )
 
 
@@ -124,4 +139,31 @@ def _bad_template(value: object) -> Diagnostic:
         severity="error",
         message=f"'prompt_template' must be Jinja2 source text, got {type(value).__name__}",
         hint="pass the template's text, e.g. Path('step.jinja').read_text()",
+    )
+
+
+def _budget(value: object) -> dict[str, int] | None:
+    """A budget setting as {model key: tokens}; ``None`` when it is malformed."""
+    if value is None:
+        return {}
+    if _tokens(value):
+        return {"*": value}  # type: ignore[dict-item]
+    if isinstance(value, Mapping) and all(
+        isinstance(key, str) and _tokens(tokens) for key, tokens in value.items()
+    ):
+        return dict(value)
+    return None
+
+
+def _tokens(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _bad_budget(value: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"'token_budget' must be a positive number of tokens or a dict of them by "
+        f"model key, got {value!r}",
+        hint="e.g. RunStructure({'token_budget': 4000}) or "
+        "RunStructure({'token_budget': {'fast': 4000, '*': 16000}})",
     )

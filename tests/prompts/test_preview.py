@@ -217,3 +217,52 @@ def test_variables_from_the_caller_win_over_prompt_external_mappings() -> None:
     )
 
     assert "sign as Grace." in prompt.text
+
+
+class TaskBudgeted(TreeNode):
+    """Answer briefly."""
+
+    question: str = Field(description="The question.")
+    answer: str = Field(description="The answer.")
+
+
+@pytest.mark.parametrize(
+    ("budget", "expected"),
+    [
+        pytest.param(10, (10, True), id="single-number-exceeded"),
+        pytest.param(10_000, (10_000, False), id="single-number-enough"),
+        pytest.param({"*": 10}, (10, True), id="any-model"),
+        pytest.param({"other": 10}, (None, False), id="another-model-only"),
+    ],
+)
+def test_token_budget_marks_prompts_over_it(
+    budget: object, expected: tuple[int | None, bool]
+) -> None:
+    structure = RunStructure({"token_budget": budget})
+    structure.add(TaskBudgeted)
+
+    [prompt] = structure.prompts({TaskBudgeted: {"question": "Why?"}})
+
+    assert (prompt.token_budget, prompt.over_budget) == expected
+
+
+@pytest.mark.parametrize(
+    "budget",
+    [
+        pytest.param(0, id="zero"),
+        pytest.param(True, id="bool"),
+        pytest.param({"x": "5"}, id="text"),
+    ],
+)
+def test_token_budget_must_be_tokens(budget: object) -> None:
+    with pytest.raises(StructureError) as caught:
+        RunStructure({"token_budget": budget})
+
+    assert [(d.message, d.hint) for d in caught.value.diagnostics] == [
+        (
+            "'token_budget' must be a positive number of tokens or a dict of them by model "
+            f"key, got {budget!r}",
+            "e.g. RunStructure({'token_budget': 4000}) or "
+            "RunStructure({'token_budget': {'fast': 4000, '*': 16000}})",
+        )
+    ]
