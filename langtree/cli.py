@@ -115,13 +115,19 @@ def _check(arguments: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def _graph(arguments: argparse.Namespace) -> int:
-    structure, diagnostics = _structure(_classes(arguments.targets))
+def _valid_structure(targets: Sequence[str]) -> RunStructure | None:
+    """The tasks found, validated; ``None`` after printing the errors to stderr."""
+    structure, diagnostics = _structure(_classes(targets))
     if not diagnostics:
         diagnostics = [d for d in _diagnostics(structure) if d.severity == "error"]
-    if diagnostics:
-        for diagnostic in diagnostics:
-            print(diagnostic.render_compiler(), file=sys.stderr)
+    for diagnostic in diagnostics:
+        print(diagnostic.render_compiler(), file=sys.stderr)
+    return None if diagnostics else structure
+
+
+def _graph(arguments: argparse.Namespace) -> int:
+    structure = _valid_structure(arguments.targets)
+    if structure is None:
         return 1
     print(structure.plan().to_mermaid())
     return 0
@@ -129,12 +135,8 @@ def _graph(arguments: argparse.Namespace) -> int:
 
 def _prompts(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    structure, diagnostics = _structure(_classes([target]))
-    if not diagnostics:
-        diagnostics = [d for d in _diagnostics(structure) if d.severity == "error"]
-    if diagnostics:
-        for diagnostic in diagnostics:
-            print(diagnostic.render_compiler(), file=sys.stderr)
+    structure = _valid_structure([target])
+    if structure is None:
         return 1
     inputs = _read_inputs(arguments.input, structure, task_name)
     prompts = structure.prompts(inputs, variables=_variables(arguments.var))

@@ -20,7 +20,7 @@ from langtree.dsl.commands import AllCommand
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import NodeRegistry, ResolvedPath
-from langtree.structure.tree import Node
+from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
 __all__ = ["KnownFields", "field_holder", "known_fields", "supplied_fields"]
@@ -185,16 +185,7 @@ class _SuppliedCollector:
         return items
 
     def _problem(self, node: Node, message: str, hint: str) -> None:
-        self.diagnostics.append(
-            Diagnostic(
-                severity="error",
-                message=message,
-                hint=hint,
-                class_name=node.origin.class_name,
-                file=node.origin.file,
-                line=node.origin.line,
-            )
-        )
+        self.diagnostics.append(node_diagnostic(node, message, hint))
 
 
 def _type_name(value: object) -> str:

@@ -28,7 +28,7 @@ from langtree.structure.origins import Origin
 from langtree.structure.placeholders import Placeholder, find_placeholders, placeholder_diagnostic
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.steps import StepDraft
-from langtree.structure.tree import Node, NodeCommand
+from langtree.structure.tree import Node, NodeCommand, node_diagnostic
 
 __all__ = [
     "Consumer",
@@ -36,7 +36,6 @@ __all__ = [
     "Need",
     "VariableUse",
     "find_needs",
-    "node_diagnostic",
     "path_to",
 ]
 
@@ -77,18 +76,6 @@ class Need:
         if self.variable is not None:
             return self.variable.diagnostic(message, hint)
         return node_diagnostic(node, message, hint)
-
-
-def node_diagnostic(node: Node, message: str, hint: str) -> Diagnostic:
-    """An error at the class of ``node``."""
-    return Diagnostic(
-        severity="error",
-        message=message,
-        hint=hint,
-        class_name=node.origin.class_name,
-        file=node.origin.file,
-        line=node.origin.line,
-    )
 
 
 def find_needs(

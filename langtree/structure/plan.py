@@ -22,12 +22,11 @@ from langtree.structure.needs import (
     FieldKey,
     Need,
     find_needs,
-    node_diagnostic,
     path_to,
 )
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
-from langtree.structure.tree import Node
+from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
 __all__ = ["ExecutionPlan", "PlanStep", "build_plan"]

@@ -26,6 +26,7 @@ __all__ = [
     "NodeCommand",
     "NodeField",
     "build_task_nodes",
+    "node_diagnostic",
     "task_tag",
     "title_from_name",
 ]
@@ -297,4 +298,16 @@ def _recursion_diagnostic(
         field_name=name,
         file=origin.file,
         line=origin.line,
+    )
+
+
+def node_diagnostic(node: Node, message: str, hint: str) -> Diagnostic:
+    """An error at the class of ``node``."""
+    return Diagnostic(
+        severity="error",
+        message=message,
+        hint=hint,
+        class_name=node.origin.class_name,
+        file=node.origin.file,
+        line=node.origin.line,
     )
