@@ -1,7 +1,8 @@
 """``RunStructure``: the object users build a run with.
 
 It gathers the pipeline's stages behind one name: add root tasks, validate them and plan
-the run (the structure stage); prompt assembly and execution join as later stages land.
+the run (the structure stage), assemble its prompts offline (the prompts stage), and run
+it on the provider's chat models (the runtime stage).
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ from typing import Protocol
 
 from langtree.prompts.preview import StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
+from langtree.runtime.engine import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    RunSetup,
+    execute,
+    require_provider,
+    run_blocking,
+)
+from langtree.runtime.result import RunResult
 from langtree.structure.config import ConfigInput
 from langtree.structure.structure import TreeStructure
 
@@ -95,6 +105,71 @@ class RunStructure(TreeStructure):
     def _default_model(self) -> str | None:
         models = self.provider.list_models() if self.provider is not None else []
         return models[0] if models else None
+
+    def run(
+        self,
+        inputs: Mapping[object, object] | None = None,
+        variables: Mapping[str, object] | None = None,
+        *,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> RunResult:
+        """Run every step on the provider's models and return the filled tasks.
+
+        Works in scripts and inside a running event loop (a notebook), where the run
+        happens on a worker thread. Arguments, errors and result as :meth:`arun`.
+        """
+        return run_blocking(
+            lambda: self.arun(
+                inputs, variables, max_concurrency=max_concurrency, max_retries=max_retries
+            )
+        )
+
+    async def arun(
+        self,
+        inputs: Mapping[object, object] | None = None,
+        variables: Mapping[str, object] | None = None,
+        *,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> RunResult:
+        """Run every step on the provider's models and return the filled tasks.
+
+        Everything is checked before the first model call: the provider, the tasks, the
+        inputs, the external variables and the model keys.
+
+        Args:
+            inputs: The caller's values by task class or tag (dicts or instances).
+            variables: External prompt variables (``{name}`` in root task texts).
+            max_concurrency: The most model calls in flight at once.
+            max_retries: How many times a step's invalid output is asked for again.
+
+        Returns:
+            Each task's instance (``result[TaskClass]``) and the trace of every call.
+
+        Raises:
+            StructureError: The tasks do not validate, the inputs do not fit them, or a
+                model key is not in the provider.
+            ExecutionError: No provider, missing external variables, mapped data that
+                does not fit, or a step whose output stays invalid
+                (:class:`~langtree.runtime.StepFailedError`).
+        """
+        provider = require_provider(self.provider)
+        self.validate()
+        setup = RunSetup(
+            registry=self.nodes,
+            analysis=self._analyse(),
+            plan=self.plan(inputs),
+            tasks=self.tasks,
+            inputs=self._inputs_by_tag(inputs or {}),
+            variables=variables or {},
+            template=self._template,
+            config=self.config.type_mapping,
+            model_names=self._model_names(),
+        )
+        return await execute(
+            setup, provider, max_concurrency=max_concurrency, max_retries=max_retries
+        )
 
     def _model_names(self) -> dict[str | None, str | None]:
         """Model keys to model names (for token counting), as far as the provider tells."""

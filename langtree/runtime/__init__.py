@@ -1,5 +1,7 @@
 """Stage 4 of the pipeline: running steps on LangChain chat models."""
 
+from langtree.runtime.failure import StepFailedError
 from langtree.runtime.provider import LLMProvider, ModelSource
+from langtree.runtime.result import RunResult, TraceRecord
 
-__all__ = ["LLMProvider", "ModelSource"]
+__all__ = ["LLMProvider", "ModelSource", "RunResult", "StepFailedError", "TraceRecord"]
