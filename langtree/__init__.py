@@ -4,6 +4,7 @@ from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
 from langtree.runtime.provider import LLMProvider
+from langtree.runtime.result import RunResult
 from langtree.structure.compatibility import TypeMappingConfig, ValidationStrategy
 from langtree.structure.tree_node import TreeNode
 
@@ -12,6 +13,7 @@ __all__ = [
     "ExecutionError",
     "LLMProvider",
     "LangTreeError",
+    "RunResult",
     "RunStructure",
     "StructureError",
     "TreeNode",

@@ -8,28 +8,27 @@ a model can produce appear as ``[pending: produced by step ...]``.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
 from langtree.errors import ExecutionError
 from langtree.prompts.assembly import assemble
-from langtree.prompts.dataflow import EXTERNAL, apply_flow
+from langtree.prompts.dataflow import EXTERNAL
+from langtree.prompts.schedule import FlowSchedule
 from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import count_tokens
 from langtree.prompts.values import Pending
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.compatibility import TypeMappingConfig
-from langtree.structure.flows import Flow, TargetScope
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, NodeField, title_from_name
+from langtree.structure.tree import title_from_name
 
-__all__ = ["StepPrompt", "preview_prompts"]
+__all__ = ["PromptBuilder", "StepPrompt", "preview_prompts"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,8 +96,8 @@ def preview_prompts(
     """
     state = RunState.start(registry, inputs)
     flows = list(analysis.flows)
-    schedule = _FlowSchedule(registry, flows, plan.steps)
-    builder = _PromptBuilder(
+    schedule = FlowSchedule(registry, flows, plan.steps)
+    builder = PromptBuilder(
         state,
         variables,
         template,
@@ -123,151 +122,10 @@ def _known(values: Mapping[str, object], name: str) -> bool:
     return name in values and not isinstance(values[name], Pending)
 
 
-# -- when commands run ------------------------------------------------------------------
-
-_FieldKey = tuple[str, str]
-_WRITES: tuple[TargetScope, ...] = ("value",)
-_SENDS: tuple[TargetScope, ...] = ("prompt", "outputs", "external")
-
-
-class _FlowSchedule:
-    """Runs each command once everything it reads is settled.
-
-    A command reads the fields on its inclusion and source paths (a node source: the
-    node's whole subtree) and the fields that lead to its node; it waits for every later
-    step that generates one of them and for every other waiting command that writes one.
-    Ready commands write their ``value`` targets first, then send ``prompt`` and
-    ``outputs`` values, so that these reach the elements that the writes create.
-    """
-
-    def __init__(
-        self, registry: NodeRegistry, flows: Sequence[Flow], steps: Sequence[PlanStep]
-    ) -> None:
-        self.flows = list(flows)
-        self.waiting = set(range(len(self.flows)))
-        self.reads = [_flow_reads(registry, flow) for flow in self.flows]
-        self.readers: dict[_FieldKey, list[int]] = defaultdict(list)
-        for index, keys in enumerate(self.reads):
-            for key in keys:
-                self.readers[key].append(index)
-        self.blockers = self._blockers([_flow_writes(registry, flow) for flow in self.flows])
-        self.unblocks: dict[int, list[int]] = defaultdict(list)
-        for index, blockers in self.blockers.items():
-            for blocker in blockers:
-                self.unblocks[blocker].append(index)
-        self.step_writes = [_step_writes(registry, step) for step in steps]
-        self.later: Counter[_FieldKey] = Counter(key for keys in self.step_writes for key in keys)
-        self.done_steps = 0
-        self.candidates = set(self.waiting)
-
-    def _blockers(self, writes: list[set[_FieldKey]]) -> dict[int, set[int]]:
-        """For each command, the other commands that write something it reads."""
-        writers: dict[_FieldKey, set[int]] = defaultdict(set)
-        for index, keys in enumerate(writes):
-            for key in keys:
-                writers[key].add(index)
-        return {
-            index: {other for key in keys for other in writers.get(key, ())} - {index}
-            for index, keys in enumerate(self.reads)
-        }
-
-    def apply_ready(self, state: RunState, position: int, config: TypeMappingConfig) -> None:
-        """Carry out every command ready before the step at ``position``."""
-        while self.done_steps < position:
-            for key in self.step_writes[self.done_steps]:
-                self.later[key] -= 1
-                if self.later[key] <= 0:
-                    self.candidates.update(self.readers.get(key, ()))
-            self.done_steps += 1
-        while ready := self._ready():
-            flows = [self.flows[index] for index in ready]
-            for flow in flows:
-                apply_flow(state, flow, config, scopes=_WRITES)
-            for flow in flows:
-                apply_flow(state, flow, config, scopes=_SENDS)
-            self.waiting.difference_update(ready)
-            for index in ready:
-                self.candidates.update(self.unblocks.get(index, ()))
-
-    def _ready(self) -> list[int]:
-        """The waiting commands among the candidates whose reads are all settled."""
-        ready = [
-            index
-            for index in sorted(self.candidates & self.waiting)
-            if not any(self.later[key] > 0 for key in self.reads[index])
-            and not self.blockers[index] & self.waiting
-        ]
-        self.candidates.clear()
-        return ready
-
-
-def _flow_reads(registry: NodeRegistry, flow: Flow) -> set[_FieldKey]:
-    keys = {(node.parent, node.field_name) for node in registry.path(flow.node.tag)[1:]}
-    reads: set[_FieldKey] = {(parent, name) for parent, name in keys if parent and name}
-    if flow.inclusion is not None:
-        reads |= _path_keys(registry, flow.node, flow.inclusion.fields, whole=False)
-    for mapping_flow in flow.mappings:
-        source = mapping_flow.source
-        if source is None:
-            reads |= _subtree_keys(registry, flow.node)
-        else:
-            reads |= _path_keys(registry, flow.node, source.fields, whole=True)
-    return reads
-
-
-def _flow_writes(registry: NodeRegistry, flow: Flow) -> set[_FieldKey]:
-    destination = flow.destination
-    if destination is None:
-        return set()
-    absolute = str(getattr(flow.command.command, "destination_path", "")).startswith("task.")
-    start = registry.path(destination.node.tag)[0] if absolute else flow.node
-    writes: set[_FieldKey] = set()
-    for mapping_flow in flow.mappings:
-        if mapping_flow.scope == "value" and mapping_flow.target is not None:
-            fields = destination.fields + mapping_flow.target.fields
-            writes |= _path_keys(registry, start, fields, whole=True)
-    return writes
-
-
-def _step_writes(registry: NodeRegistry, step: PlanStep) -> set[_FieldKey]:
-    node = registry.get(step.node_tag)
-    assert node is not None
-    writes: set[_FieldKey] = set()
-    for name in step.fields:
-        writes.add((node.tag, name))
-        child = registry.child(node, name)
-        if child is not None:
-            writes |= _subtree_keys(registry, child)
-    return writes
-
-
-def _path_keys(
-    registry: NodeRegistry, start: Node, fields: Iterable[NodeField], *, whole: bool
-) -> set[_FieldKey]:
-    """The fields along a path from ``start``; ``whole``: a node at its end with its subtree."""
-    keys: set[_FieldKey] = set()
-    node: Node | None = start
-    for node_field in fields:
-        if node is None:
-            break
-        keys.add((node.tag, node_field.name))
-        node = registry.child(node, node_field.name)
-    if whole and node is not None and node is not start:
-        keys |= _subtree_keys(registry, node)
-    return keys
-
-
-def _subtree_keys(registry: NodeRegistry, node: Node) -> set[_FieldKey]:
-    keys = {(node.tag, node_field.name) for node_field in node.fields}
-    for child in registry.children(node.tag):
-        keys |= _subtree_keys(registry, child)
-    return keys
-
-
 # -- one prompt -------------------------------------------------------------------------
 
 
-class _PromptBuilder:
+class PromptBuilder:
     """Assembles and renders the prompt of one step instance."""
 
     def __init__(

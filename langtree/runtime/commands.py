@@ -1,6 +1,6 @@
 """When ``@each``/``@all`` commands run during a run, with steps finishing in any order.
 
-This is the run-time twin of the dry run's schedule (:mod:`langtree.prompts.preview`),
+This is the run-time twin of the dry run's schedule (:mod:`langtree.prompts.schedule`),
 built from the same read/write sets: a command is carried out once no unfinished step
 generates what it reads and no waiting command writes it; ``value`` targets are written
 before ``prompt``/``outputs`` values are sent.
@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from langtree.prompts.dataflow import apply_flow
-from langtree.prompts.preview import _flow_reads, _flow_writes, _step_writes
+from langtree.prompts.schedule import flow_reads, flow_writes, step_writes
 from langtree.prompts.state import RunState
 from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.flows import Flow, TargetScope
@@ -45,19 +45,19 @@ class CommandTracker:
     ) -> None:
         self.flows = list(flows)
         self.waiting = set(range(len(self.flows)))
-        self.reads = [_flow_reads(registry, flow) for flow in self.flows]
-        writes = [_flow_writes(registry, flow) for flow in self.flows]
+        self.reads = [flow_reads(registry, flow) for flow in self.flows]
+        writes = [flow_writes(registry, flow) for flow in self.flows]
         self.blockers = [
             {other for other, keys in enumerate(writes) if other != index and keys & reads}
             for index, reads in enumerate(self.reads)
         ]
-        step_writes = [_step_writes(registry, step) for step in steps]
-        self.step_writes = step_writes
+        writes_by_step = [step_writes(registry, step) for step in steps]
+        self.step_writes = writes_by_step
         self.unsettled: Counter[tuple[str, str]] = Counter(
-            key for keys in step_writes for key in keys
+            key for keys in writes_by_step for key in keys
         )
         direct = [
-            {position for position, keys in enumerate(step_writes) if keys & reads}
+            {position for position, keys in enumerate(writes_by_step) if keys & reads}
             for reads in self.reads
         ]
         self.producers = [self._closure(index, direct) for index in range(len(self.flows))]

@@ -25,7 +25,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.preview import StepPrompt, _PromptBuilder, preview_prompts
+from langtree.prompts.preview import PromptBuilder, StepPrompt, preview_prompts
 from langtree.prompts.state import Address, RunState, to_plain
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.call import StepCall
@@ -173,7 +173,7 @@ class _Run:
         self.state = RunState.start(setup.registry, setup.inputs)
         self.trace: list[TraceRecord] = []
         flows = list(setup.analysis.flows)
-        self.builder = _PromptBuilder(
+        self.builder = PromptBuilder(
             self.state,
             setup.variables,
             setup.template,
