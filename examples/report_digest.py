@@ -2,11 +2,22 @@
 
 The caller supplies the sections and their paragraphs; a model writes each section's
 summary, and a second task turns the summaries into a digest for a busy reader.
+
+Model keys: ``MODEL_KEYS`` (``LLMProvider({"default": ...})``).
+Check it, and preview its prompts offline (no model is called)::
+
+    langtree check examples/report_digest.py
+    langtree prompts examples/report_digest.py:TaskSummarizeReport --input REPORT.json
+
+where ``REPORT.json`` holds the ``TaskSummarizeReport`` entry of
+``examples/inputs/report_digest.json`` (``--input`` takes one task's values).
 """
 
 from pydantic import Field
 
 from langtree import TreeNode
+
+MODEL_KEYS = ("default",)
 
 
 class Paragraph(TreeNode):

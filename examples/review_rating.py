@@ -2,6 +2,15 @@
 
 ``resample(5)`` asks the model five times; the rating is the mean of the five answers
 mapped back to the nearest level, and the verdict is the most frequent answer.
+
+Model keys: ``MODEL_KEYS`` (``LLMProvider({"default": ...})``).
+Check it, and preview its prompts offline (no model is called)::
+
+    langtree check examples/review_rating.py
+    langtree prompts examples/review_rating.py:TaskRateReview --input REVIEW.json
+
+where ``REVIEW.json`` holds the ``TaskRateReview`` entry of
+``examples/inputs/review_rating.json`` (``--input`` takes one task's values).
 """
 
 from enum import Enum
@@ -9,6 +18,8 @@ from enum import Enum
 from pydantic import Field
 
 from langtree import TreeNode
+
+MODEL_KEYS = ("default",)
 
 
 class Rating(Enum):

@@ -113,8 +113,8 @@ class TreeStructure:
         """The steps the run would make, in a valid order.
 
         Args:
-            inputs: What the caller will supply, by task class or tag (dicts or
-                instances); fields supplied there are not generated. Without inputs,
+            inputs: What the caller will supply, by task class, tag or class name (dicts
+                or instances); fields supplied there are not generated. Without inputs,
                 every field without a default is planned as generated.
 
         Raises:
@@ -135,7 +135,7 @@ class TreeStructure:
     def _inputs_by_tag(self, inputs: Mapping[object, object]) -> dict[str, object]:
         by_tag: dict[str, object] = {}
         for key, value in inputs.items():
-            tag = key if isinstance(key, str) else task_tag(getattr(key, "__name__", ""))
+            tag = self._tag_of(key)
             if tag not in self._tasks:
                 added = ", ".join(repr(t) for t in self._tasks) or "none"
                 raise _single_error(
@@ -144,6 +144,12 @@ class TreeStructure:
                 )
             by_tag[tag] = value
         return by_tag
+
+    def _tag_of(self, key: object) -> str | None:
+        """A task given by class, by tag (``task.report``) or by class name (``TaskReport``)."""
+        if isinstance(key, str):
+            return key if key in self._tasks else task_tag(key)
+        return task_tag(getattr(key, "__name__", ""))
 
     def _analyse(self) -> Analysis:
         if self._analysis is None:

@@ -1,0 +1,336 @@
+"""The trees in ``examples/``: each checks, plans and previews offline with its inputs.
+
+Every module in ``examples/`` is found and tested; a module that is added without being
+pinned in ``EXPECTED``, or removed while still pinned, fails the suite. Each module names
+the model keys it needs in ``MODEL_KEYS`` (the default first) and has realistic inputs in
+``examples/inputs/<module>.json``, keyed by task class name. Together the examples use
+every command of the language: ``COVERAGE`` pins which example uses what.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from langtree import ExecutionError, RunStructure, StructureError
+from langtree.cli import main
+from langtree.dsl import (
+    AllCommand,
+    CommentCommand,
+    EachCommand,
+    ExecutionCommand,
+    NodeModifierCommand,
+    ResamplingCommand,
+    VariableAssignmentCommand,
+    VariableReference,
+)
+from langtree.structure.discovery import load_modules, node_classes
+from langtree.structure.tree import task_tag
+from langtree.structure.tree_node import TreeNode
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+INPUTS = EXAMPLES / "inputs"
+EXAMPLE_PATHS = {path.stem: path for path in sorted(EXAMPLES.glob("*.py"))}
+
+# A runtime variable left in a prompt: `{name}` (JSON in the context never matches).
+UNRESOLVED = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What one example is pinned to.
+
+    Attributes:
+        prompts: ``(step_id, node_path)`` of every prompt, in plan order.
+        variables: External variables the example needs at run time.
+        warnings: ``(class, message)`` of every warning ``validate()`` returns.
+        llm_keys: The keys its ``llm(...)`` commands name, sorted.
+    """
+
+    prompts: list[tuple[str, str]]
+    variables: dict[str, object] = field(default_factory=dict)
+    warnings: list[tuple[str | None, str]] = field(default_factory=list)
+    llm_keys: tuple[str, ...] = ()
+
+
+EXPECTED = {
+    "launch_brief": Expected(
+        prompts=[
+            ("task.plan_launch:positioning", "task.plan_launch"),
+            ("task.plan_launch:key_messages", "task.plan_launch"),
+            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[0]"),
+            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[1]"),
+            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[2]"),
+            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[0]"),
+            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[1]"),
+            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[2]"),
+        ],
+        llm_keys=("strong",),
+    ),
+    "meeting_notes": Expected(
+        prompts=[
+            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[0]"),
+            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[1]"),
+            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[2]"),
+            ("task.take_minutes:subject", "task.take_minutes"),
+            (
+                "task.track_follow_ups.follow_ups:action+owner+deadline",
+                "task.track_follow_ups.follow_ups[0]",
+            ),
+            (
+                "task.track_follow_ups.follow_ups:action+owner+deadline",
+                "task.track_follow_ups.follow_ups[1]",
+            ),
+            (
+                "task.track_follow_ups.follow_ups:action+owner+deadline",
+                "task.track_follow_ups.follow_ups[2]",
+            ),
+        ],
+        variables={"company": "Northwind Logistics"},
+        warnings=[
+            ("TaskTakeMinutes", "{company} is an external variable: supply it at run time"),
+        ],
+    ),
+    "report_digest": Expected(
+        prompts=[
+            ("task.summarize_report.sections:summary", "task.summarize_report.sections[0]"),
+            ("task.summarize_report.sections:summary", "task.summarize_report.sections[1]"),
+            ("task.summarize_report.sections:summary", "task.summarize_report.sections[2]"),
+            ("task.write_digest:headline+digest", "task.write_digest"),
+        ],
+    ),
+    "review_rating": Expected(
+        prompts=[
+            ("task.rate_review:rating", "task.rate_review"),
+            ("task.rate_review:verdict", "task.rate_review"),
+        ],
+        llm_keys=("default",),
+    ),
+    "support_triage": Expected(
+        prompts=[
+            ("task.triage_ticket:category+summary", "task.triage_ticket"),
+            ("task.triage_ticket:priority", "task.triage_ticket"),
+            ("task.triage_ticket.reply:subject_line", "task.triage_ticket.reply"),
+            ("task.triage_ticket.reply:body", "task.triage_ticket.reply"),
+        ],
+        llm_keys=("fast", "strong"),
+    ),
+}
+
+# Which examples use each feature of the language. Removing an example, or a command
+# from one, changes this table; every feature must keep at least one example.
+COVERAGE = {
+    "@each": {"meeting_notes", "report_digest"},
+    "@all": {"launch_brief", "meeting_notes", "support_triage"},
+    "@all ... * (to every element)": {"launch_brief"},
+    "wildcard source *": {"launch_brief"},
+    "prompt. scope": {"launch_brief", "meeting_notes"},
+    "value. scope": {"meeting_notes", "report_digest", "support_triage"},
+    "outputs. scope": {"launch_brief"},
+    "@sequential": {"launch_brief", "report_digest"},
+    "@parallel": {"meeting_notes"},
+    "together": {"report_digest", "support_triage"},
+    "assembly variable": {"launch_brief", "review_rating", "support_triage"},
+    "resample(n)": {"support_triage"},
+    "resample(variable)": {"review_rating"},
+    "@resampled mean": {"review_rating"},
+    "@resampled mode": {"review_rating", "support_triage"},
+    'llm("key")': {"review_rating", "support_triage"},
+    "llm(variable)": {"launch_brief", "support_triage"},
+    "llm(..., override=true)": {"support_triage"},
+    "comment line": {"launch_brief"},
+}
+
+
+class Catalog:
+    """A provider as far as checking goes: the model keys, the default first."""
+
+    def __init__(self, keys: tuple[str, ...] | list[str]) -> None:
+        self.keys = list(keys)
+
+    def list_models(self) -> list[str]:
+        return list(self.keys)
+
+
+def load(name: str) -> ModuleType:
+    [module] = load_modules(str(EXAMPLE_PATHS[name]))
+    return module
+
+
+def tasks(module: ModuleType) -> list[type[TreeNode]]:
+    return [cls for cls in node_classes(module) if task_tag(cls.__name__) is not None]
+
+
+def structure_for(module: ModuleType, keys: tuple[str, ...] | list[str]) -> RunStructure:
+    structure = RunStructure(provider=Catalog(keys))
+    for task in tasks(module):
+        structure.add(task)
+    return structure
+
+
+def inputs_for(name: str, module: ModuleType) -> dict[object, object]:
+    """The example's inputs file, its task class names turned into the classes."""
+    raw = json.loads((INPUTS / f"{name}.json").read_text())
+    return {getattr(module, task_name): values for task_name, values in raw.items()}
+
+
+def features(module: ModuleType) -> set[str]:
+    """The features of ``COVERAGE`` that the commands of a module's tasks use."""
+    structure = structure_for(module, module.MODEL_KEYS)
+    found: set[str] = set()
+    for node in structure.nodes:
+        for node_command in node.all_commands:
+            command = node_command.command
+            if isinstance(command, EachCommand | AllCommand):
+                found.add("@each" if isinstance(command, EachCommand) else "@all")
+                if isinstance(command, AllCommand) and command.has_multiplicity:
+                    found.add("@all ... * (to every element)")
+                for mapping in command.mappings:
+                    found.add(f"{mapping.scope or 'value'}. scope")
+                    if mapping.is_wildcard:
+                        found.add("wildcard source *")
+            elif isinstance(command, NodeModifierCommand):
+                written = node_command.extracted.text.strip().lstrip("!").split()[0]
+                found.add("together" if written.endswith("together") else f"@{command.modifier}")
+            elif isinstance(command, VariableAssignmentCommand):
+                found.add("assembly variable")
+            elif isinstance(command, ResamplingCommand):
+                found.add(f"@resampled {command.aggregation_function}")
+            elif isinstance(command, CommentCommand):
+                found.add("comment line")
+            elif isinstance(command, ExecutionCommand):
+                found |= call_features(command)
+    return found
+
+
+def call_features(command: ExecutionCommand) -> set[str]:
+    """``resample(n)``/``llm("key")``, or ``(variable)`` when the first argument names one."""
+    name = command.command_name
+    named = dict(command.named_arguments)
+    first = command.arguments[0] if command.arguments else next(iter(named.values()))
+    if isinstance(first, VariableReference):
+        found = {f"{name}(variable)"}
+    else:
+        found = {'llm("key")' if name == "llm" else f"{name}(n)"}
+    override = command.arguments[1] if len(command.arguments) > 1 else named.get("override")
+    if override is True:
+        found.add("llm(..., override=true)")
+    return found
+
+
+EXAMPLE_NAMES = sorted(EXAMPLE_PATHS)
+
+
+def test_every_example_is_pinned() -> None:
+    assert sorted(EXPECTED) == EXAMPLE_NAMES
+    assert len(EXAMPLE_NAMES) >= 5
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_documents_itself_and_its_model_keys(name: str) -> None:
+    module = load(name)
+
+    assert module.__doc__ is not None
+    assert f"langtree check examples/{name}.py" in module.__doc__
+    assert "MODEL_KEYS" in module.__doc__
+    assert isinstance(module.MODEL_KEYS, tuple)
+    assert module.MODEL_KEYS[0] == "default"
+    assert set(EXPECTED[name].llm_keys) <= set(module.MODEL_KEYS)
+    # No key is listed that the example does not need.
+    assert set(module.MODEL_KEYS) == {"default", *EXPECTED[name].llm_keys}
+    assert len(node_classes(module)) <= 4  # small: a few node classes (enums aside)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_validates_against_its_model_keys(name: str) -> None:
+    module = load(name)
+    structure = structure_for(module, module.MODEL_KEYS)
+
+    warnings = structure.validate()
+
+    assert [(w.class_name, w.message) for w in warnings] == EXPECTED[name].warnings
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_reports_model_keys_the_provider_lacks(name: str) -> None:
+    structure = structure_for(load(name), ["other"])
+    missing = EXPECTED[name].llm_keys
+
+    if not missing:
+        structure.validate()
+        return
+    with pytest.raises(StructureError) as caught:
+        structure.validate()
+    assert sorted(d.message for d in caught.value.diagnostics) == [
+        f"Model {key!r} is not in the provider" for key in missing
+    ]
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_langtree_check_passes_on_the_example(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["check", str(EXAMPLE_PATHS[name])])
+
+    module = load(name)
+    expected = (
+        f"checked {len(tasks(module))} task(s), {len(node_classes(module))} node class(es): "
+        f"0 error(s), {len(EXPECTED[name].warnings)} warning(s)\n"
+    )
+    assert status == 0
+    assert capsys.readouterr().out.endswith(expected)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_inputs_name_its_tasks(name: str) -> None:
+    module = load(name)
+    raw = json.loads((INPUTS / f"{name}.json").read_text())
+
+    assert raw
+    assert set(raw) <= {task.__name__ for task in tasks(module)}
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_plans_and_previews_offline(name: str) -> None:
+    module = load(name)
+    structure = structure_for(module, module.MODEL_KEYS)
+    inputs = inputs_for(name, module)
+
+    plan = structure.plan(inputs)
+    prompts = structure.prompts(inputs, variables=EXPECTED[name].variables)
+
+    assert [(p.step_id, p.node_path) for p in prompts] == EXPECTED[name].prompts
+    assert {p.step_id for p in prompts} <= {step.id for step in plan.steps}
+    for prompt in prompts:
+        assert UNRESOLVED.findall(prompt.text) == [], prompt.node_path
+        assert "@{{" not in prompt.text, prompt.node_path  # no command leaked into the text
+        assert prompt.model in (*module.MODEL_KEYS, None)
+        assert prompt.token_count > 0
+    assert {p.model for p in prompts if p.model} == set(EXPECTED[name].llm_keys)
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_NAMES if EXPECTED[n].variables])
+def test_example_needs_its_external_variables(name: str) -> None:
+    module = load(name)
+    structure = structure_for(module, module.MODEL_KEYS)
+
+    with pytest.raises(ExecutionError) as caught:
+        structure.prompts(inputs_for(name, module))
+
+    for variable in EXPECTED[name].variables:
+        assert variable in str(caught.value)
+
+
+def test_the_examples_use_every_command() -> None:
+    used: dict[str, set[str]] = {}
+    for name in EXAMPLE_NAMES:
+        for feature in features(load(name)):
+            used.setdefault(feature, set()).add(name)
+
+    assert used == COVERAGE
+    assert all(COVERAGE.values())
