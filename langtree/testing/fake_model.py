@@ -40,6 +40,7 @@ from pydantic import PrivateAttr
 
 from langtree.errors import ExecutionError
 from langtree.runtime.metadata import NODE_PATH_KEY
+from langtree.runtime.tool_choice import chosen_tool
 from langtree.testing.examples import example_value
 
 _PIECE = 16
@@ -223,7 +224,7 @@ class FakeChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
         options: Mapping[str, object],
     ) -> FakeRequest:
-        tool = _chosen_tool(options.get("tools"), options.get("tool_choice"))
+        tool = chosen_tool(options.get("tools"), options.get("tool_choice"))
         schema = tool.get("parameters", {}) if tool else None
         properties = schema.get("properties", {}) if schema else {}
         request = FakeRequest(
@@ -260,25 +261,6 @@ def _node_path(
     metadata = run_manager.metadata if run_manager else ensure_config().get("metadata", {})
     path = metadata.get(NODE_PATH_KEY) if metadata else None
     return path if isinstance(path, str) else None
-
-
-def _chosen_tool(tools: object, choice: object) -> Mapping[str, Any] | None:
-    """The ``function`` part of the tool to call, or ``None`` for a text reply."""
-    functions: list[Mapping[str, Any]] = [
-        convert_to_openai_tool(tool)["function"]
-        for tool in (tools if isinstance(tools, list | tuple) else ())
-    ]
-    if isinstance(choice, Mapping):
-        choice = choice.get("function", {}).get("name")
-    if not functions or choice == "none":
-        return None
-    if choice in (None, True, "any", "required", "auto"):
-        return functions[0]
-    named = next((function for function in functions if function["name"] == choice), None)
-    if named is None:
-        names = [function["name"] for function in functions]
-        raise ExecutionError(f"tool_choice {choice!r} names none of the bound tools {names!r}")
-    return named
 
 
 def _chunks(request: FakeRequest, reply: object) -> Iterator[ChatGenerationChunk]:
