@@ -136,7 +136,7 @@ def _class_places(cls: type) -> tuple[str | None, dict[str | None, tuple[int, in
     """The file, and the (line, column) of the docstring and each field's description."""
     try:
         file = inspect.getsourcefile(cls)
-    except TypeError:
+    except (OSError, TypeError):
         return None, {}
     if file is None:
         return None, {}
