@@ -31,6 +31,7 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/parse_benchmark.py
 	$(BIN)/python benchmarks/structure_benchmark.py
 	$(BIN)/python benchmarks/prompts_benchmark.py
+	$(BIN)/python benchmarks/run_benchmark.py
 
 # The local model alone, e.g. in an environment made without this Makefile's first step.
 local-model: $(INSTALLED)
