@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Protocol
 
+from langchain_core.runnables import Runnable
+
 from langtree.prompts.preview import StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.engine import (
@@ -22,6 +24,7 @@ from langtree.runtime.engine import (
     run_blocking,
 )
 from langtree.runtime.result import RunResult
+from langtree.runtime.runnable import RunInputs, run_runnable
 from langtree.structure.config import ConfigInput
 from langtree.structure.structure import TreeStructure
 
@@ -169,6 +172,35 @@ class RunStructure(TreeStructure):
         )
         return await execute(
             setup, provider, max_concurrency=max_concurrency, max_retries=max_retries
+        )
+
+    def build(
+        self,
+        variables: Mapping[str, object] | None = None,
+        *,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        name: str = "LangTree run",
+    ) -> Runnable[RunInputs, RunResult]:
+        """The whole run as a LangChain ``Runnable``: inputs mapping in, ``RunResult`` out.
+
+        Its input is what :meth:`run` takes as ``inputs`` (task classes or tags to the
+        caller's values, or ``None``); ``invoke``, ``ainvoke``, ``batch`` and ``abatch``
+        run the tree as :meth:`arun` does (a batch runs at most the config's
+        ``max_concurrency`` inputs at once). In LangChain tracing each step's model call
+        is a child run of the runnable's run.
+
+        Args:
+            variables: External prompt variables, the same for every input.
+            max_concurrency: The most model calls in flight at once, per input.
+            max_retries: How many times a step's invalid output is asked for again.
+            name: The run's name in tracing.
+        """
+        return run_runnable(
+            lambda inputs: self.arun(
+                inputs, variables, max_concurrency=max_concurrency, max_retries=max_retries
+            ),
+            name=name,
         )
 
     def _model_names(self) -> dict[str | None, str | None]:

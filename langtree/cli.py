@@ -3,7 +3,9 @@
 ``langtree check PATH_OR_MODULE...`` validates every ``Task*`` class found, together, and
 prints problems compiler style. ``langtree graph PATH_OR_MODULE...`` prints the plan as a
 Mermaid flowchart. ``langtree prompts PATH[:TaskName] [--input FILE.json]`` prints every
-prompt a run would send, with its token count, as Markdown.
+prompt a run would send, with its token count, as Markdown. ``langtree run
+PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
+tasks as JSON, with progress and a summary on stderr.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ import argparse
 import json
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.errors import Diagnostic, LangTreeError, StructureError
 from langtree.prompts.preview import StepPrompt
+from langtree.runtime.failure import StepFailedError
+from langtree.runtime.progress import RunProgress
+from langtree.runtime.provider import LLMProvider
+from langtree.runtime.result import TraceRecord
 from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.texts import class_parse_diagnostics
 from langtree.structure.tree import task_tag
@@ -51,6 +58,7 @@ def _build_parser() -> argparse.ArgumentParser:
         )
         command.set_defaults(handler=handler)
     _add_prompts_command(commands)
+    _add_run_command(commands)
     return parser
 
 
@@ -71,6 +79,35 @@ def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentP
         help="an external prompt variable (repeatable)",
     )
     command.set_defaults(handler=_prompts)
+
+
+def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    summary = "run the tree and print the filled tasks as JSON"
+    command = commands.add_parser("run", help=summary, description=summary)
+    command.add_argument(
+        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to run"
+    )
+    command.add_argument(
+        "--input",
+        type=Path,
+        metavar="FILE.json",
+        help="input values as JSON: by task class name or tag, or (with :TaskName) the "
+        "task's own values",
+    )
+    command.add_argument(
+        "--model",
+        metavar="NAME",
+        help="'fake' (offline test model), or module:attribute naming an LLMProvider, a "
+        "chat model or a function returning one (default: the embedded local model)",
+    )
+    command.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an external prompt variable (repeatable)",
+    )
+    command.set_defaults(handler=_run)
 
 
 def _classes(targets: Sequence[str]) -> list[type[TreeNode]]:
@@ -151,9 +188,137 @@ def _prompts(arguments: argparse.Namespace) -> int:
     return 1 if over else 0
 
 
+def _run(arguments: argparse.Namespace) -> int:
+    target, _, task_name = arguments.target.partition(":")
+    classes = _classes([target])
+    checked = _valid_structure([target])
+    if checked is None:
+        return 1
+    inputs = _read_inputs(arguments.input, checked, task_name, unwrap=True)
+    variables = _variables(arguments.var)
+    keys = _model_keys(checked, inputs)
+    structure = RunStructure(checked.config, provider=_provider(arguments.model, keys))
+    for cls in classes:
+        tag = task_tag(cls.__name__)
+        if tag is not None and (not task_name or tag == task_tag(task_name)):
+            structure.add(cls)
+    live = sys.stderr.isatty()
+    progress = RunProgress(
+        len(structure.prompts(inputs, variables)),
+        on_change=(lambda done, total, failed: _show(done, total, failed, end="\r"))
+        if live
+        else None,
+    )
+    started = time.perf_counter()
+    try:
+        result = structure.build(variables).invoke(inputs, config={"callbacks": [progress]})
+    except StepFailedError as error:
+        _finish(error.trace, progress.total, live)
+        print(f"langtree: error: {error}", file=sys.stderr)
+        print(_summary(error.trace, time.perf_counter() - started), file=sys.stderr)
+        return 1
+    _finish(result.trace, progress.total, live)
+    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
+    output = tasks[next(iter(tasks))] if task_name else tasks
+    print(json.dumps(output, indent=2, ensure_ascii=False))
+    print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
+    return 0
+
+
+def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
+    """The final progress line, counted from the trace (clears a live line first)."""
+    if live:
+        print(" " * 60, end="\r", file=sys.stderr)
+    failed = sum(record.error is not None for record in trace)
+    _show(len(trace), max(total, len(trace)), failed)
+
+
+def _show(done: int, total: int, failed: int, end: str = "\n") -> None:
+    print(f"langtree: {done}/{total} calls done, {failed} failed", end=end, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:
+    """One line: calls, tokens (the provider's totals, else the prompts') and wall time."""
+    tokens = sum(_tokens(record) for record in trace)
+    return f"langtree: {len(trace)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
+
+
+def _tokens(record: TraceRecord) -> int:
+    total = record.usage.get("total_tokens") if record.usage else None
+    return total if isinstance(total, int) else record.token_count
+
+
+def _model_keys(structure: RunStructure, inputs: dict[object, object]) -> list[str]:
+    """The model keys the plan's steps use; ``"default"`` for steps without one."""
+    models = [step.model for step in structure.plan(inputs).steps]
+    keys = list(dict.fromkeys(model for model in models if model is not None))
+    if None in models or not keys:
+        keys = ["default", *(key for key in keys if key != "default")]
+    return keys
+
+
+NO_MODEL = (
+    "no model configured: pass --model fake, --model module:attribute, or install the "
+    "local model with `make local-model`"
+)
+
+
+def _provider(spec: str | None, keys: list[str]) -> LLMProvider:
+    """The provider ``--model`` names, listing every key in ``keys``.
+
+    Raises:
+        LangTreeError: The value names nothing usable (the CLI exits with status 2).
+    """
+    if spec is None:
+        try:
+            from langtree.models import default_local_model
+        except ImportError:
+            raise LangTreeError(NO_MODEL) from None
+        return LLMProvider(dict.fromkeys(keys, default_local_model))
+    if spec == "fake":
+        from langtree.testing import FakeChatModel
+
+        return LLMProvider({key: FakeChatModel() for key in keys})
+    module_name, colon, attribute = spec.rpartition(":")
+    if not colon or not module_name or not attribute:
+        raise LangTreeError(
+            f"--model takes 'fake' or module:attribute, got {spec!r}\n"
+            "  hint: e.g. --model my_models:provider (an LLMProvider or a chat model)"
+        )
+    try:
+        modules = load_modules(module_name)
+    except (ImportError, LangTreeError) as error:
+        raise LangTreeError(f"--model {spec!r}: cannot import {module_name!r}: {error}") from None
+    found = getattr(modules[0], attribute, None) if len(modules) == 1 else None
+    if found is None:
+        raise LangTreeError(f"--model {spec!r}: {module_name!r} has no attribute {attribute!r}")
+    return _as_provider(found, spec, keys)
+
+
+def _as_provider(found: object, spec: str, keys: list[str]) -> LLMProvider:
+    from langchain_core.language_models import BaseChatModel
+
+    if callable(found) and not isinstance(found, (LLMProvider, BaseChatModel, type)):
+        found = found()
+    if isinstance(found, LLMProvider):
+        return found
+    if isinstance(found, BaseChatModel):
+        return LLMProvider(dict.fromkeys(keys, found))
+    raise LangTreeError(
+        f"--model {spec!r} is a {type(found).__name__!r}, not an LLMProvider or a chat model\n"
+        "  hint: name an LLMProvider, a langchain_core BaseChatModel, or a function without "
+        "arguments returning one"
+    )
+
+
 def _read_inputs(
-    path: Path | None, structure: RunStructure, task_name: str
+    path: Path | None, structure: RunStructure, task_name: str, *, unwrap: bool = False
 ) -> dict[object, object]:
+    """The inputs by task; with ``task_name``, the file holds that task's values.
+
+    With ``unwrap``, a file keyed by the task's class name or tag gives that entry.
+    """
     if task_name and task_tag(task_name) not in structure.tasks:
         found = ", ".join(cls.__name__ for cls in structure.tasks.values()) or "none"
         raise LangTreeError(f"No task {task_name!r} found; the tasks are {found}")
@@ -165,7 +330,12 @@ def _read_inputs(
         raise LangTreeError(f"Cannot read inputs from {str(path)!r}: {error}") from None
     if not task_name:
         return dict(values) if isinstance(values, dict) else {}
-    return {task_tag(task_name): values}
+    tag = task_tag(task_name)
+    if unwrap and isinstance(values, dict):
+        for key in (task_name, tag):
+            if key in values:
+                return {tag: values[key]}
+    return {tag: values}
 
 
 def _variables(pairs: list[str]) -> dict[str, object]:

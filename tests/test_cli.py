@@ -1,5 +1,8 @@
 """``langtree check``: find node classes, report syntax errors compiler-style."""
 
+import json
+import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -241,4 +244,132 @@ def test_prompts_reports_unreadable_inputs(
     assert status == 2
     assert capsys.readouterr().err.startswith(
         f"langtree: error: Cannot read inputs from {str(broken)!r}: "
+    )
+
+
+# --- langtree run ---------------------------------------------------------------------
+
+REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
+SUMMARY = re.compile(r"^langtree: (\d+) call\(s\), \d+ tokens, \d+\.\d\ds wall time$")
+
+
+def run_review(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    status = main(["run", str(EXAMPLES / "review_rating.py"), *extra])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("suffix", [":TaskRateReview", ""])
+def test_run_with_the_fake_model_prints_the_filled_task_as_json(
+    capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    status = main(
+        [
+            "run",
+            f"{EXAMPLES / 'review_rating.py'}{suffix}",
+            "--input",
+            str(REVIEW_INPUTS),
+            "--model",
+            "fake",
+        ]
+    )
+
+    captured = capsys.readouterr()
+    assert status == 0
+    output = json.loads(captured.out)
+    task = output if suffix else output["TaskRateReview"]
+    assert set(task) == {"review", "rating", "verdict"}
+    assert task["review"].startswith("I've used this kettle")
+    lines = captured.err.splitlines()
+    assert re.fullmatch(r"langtree: (\d+)/\1 calls done, 0 failed", lines[-2])
+    summary = SUMMARY.match(lines[-1])
+    assert summary is not None
+    assert int(summary.group(1)) >= 2
+
+
+def test_run_with_a_provider_from_a_module(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        "my_models.py",
+        """
+        from langtree import LLMProvider
+        from langtree.testing import FakeChatModel
+
+        provider = LLMProvider({"default": FakeChatModel()})
+        chat = FakeChatModel()
+        """,
+    )
+    for attribute in ("provider", "chat"):
+        status, out, err = run_review(
+            capsys,
+            "--input",
+            str(REVIEW_INPUTS),
+            "--model",
+            f"{tmp_path / 'my_models.py'}:{attribute}",
+        )
+        assert status == 0, err
+        assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("bogus", "--model takes 'fake' or module:attribute, got 'bogus'"),
+        ("no_such_module_xyz:provider", "cannot import 'no_such_module_xyz'"),
+        ("os:no_such_attribute", "'os' has no attribute 'no_such_attribute'"),
+        ("os:sep", "is a 'str', not an LLMProvider or a chat model"),
+    ],
+)
+def test_run_with_a_bad_model_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], model: str, message: str
+) -> None:
+    status, out, err = run_review(capsys, "--input", str(REVIEW_INPUTS), "--model", model)
+
+    assert status == 2
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_run_without_a_model_and_no_local_model_says_how_to_get_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "langtree.models", None)
+
+    status, _, err = run_review(capsys, "--input", str(REVIEW_INPUTS))
+
+    assert status == 2
+    assert "no model configured: pass --model fake, --model module:attribute" in err
+    assert "make local-model" in err
+
+
+def test_run_reports_a_failed_step_with_status_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        "broken_models.py",
+        """
+        from langtree.testing import FakeChatModel
+
+        chat = FakeChatModel(responder=lambda request: "no structured output")
+        """,
+    )
+
+    status, out, err = run_review(
+        capsys,
+        "--input",
+        str(REVIEW_INPUTS),
+        "--model",
+        f"{tmp_path / 'broken_models.py'}:chat",
+    )
+
+    assert status == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert SUMMARY.match(lines[-1])
+    assert any(
+        re.fullmatch(r"langtree: \d+/\d+ calls done, [1-9]\d* failed", line) for line in lines
     )

@@ -1,10 +1,12 @@
 """One step instance's model calls: invoke, validate, retry with the error fed back.
 
-The step's chat model is bound once per plan step to its structured-output class
-(``with_structured_output(..., include_raw=True)``), so the raw reply stays available for
-the trace. Output that is missing (the model made no tool call) or does not validate is
-retried up to ``max_retries`` times, each retry adding one human message that names the
-problem; what a model itself raises propagates unchanged.
+The step's chat model is bound once per plan step to the cleaned JSON schema of its
+structured-output class (``with_structured_output(schema, include_raw=True)``, see
+:func:`langtree.runtime.schema.tool_schema`), so the raw reply stays available for the
+trace; the arguments the model sends are validated with the pydantic class itself.
+Output that is missing (the model made no tool call) or does not validate is retried up
+to ``max_retries`` times, each retry adding one human message that names the problem;
+what a model itself raises propagates unchanged.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class StepCall:
     """Everything needed to call the model for the instances of one plan step.
 
     Attributes:
-        runnable: The model bound to the step's structured-output class.
+        runnable: The model bound to the step's structured-output schema.
+        output: The step's pydantic class, which validates the model's arguments.
         model: The provider's key of the model.
         max_retries: How many times invalid output is asked for again.
         semaphore: Caps the model calls in flight across the run.
@@ -45,13 +48,21 @@ class StepCall:
     """
 
     runnable: StepRunnable
+    output: type[BaseModel]
     model: str
     max_retries: int
     semaphore: asyncio.Semaphore
     record: Callable[[TraceRecord], None]
 
-    async def generate(self, prompt: StepPrompt) -> tuple[BaseModel | None, list[TraceRecord]]:
+    async def generate(
+        self, prompt: StepPrompt, *, sample: int = 1
+    ) -> tuple[BaseModel | None, list[TraceRecord]]:
         """Call until the output validates or the retries are spent.
+
+        Args:
+            prompt: The instance's messages.
+            sample: Which sample of a resampled step this is (1 when not resampled);
+                recorded in the trace.
 
         Returns:
             The validated output (``None`` when every attempt failed), and the records
@@ -60,7 +71,7 @@ class StepCall:
         attempts: list[TraceRecord] = []
         messages = list(prompt.messages)
         for attempt in range(1, self.max_retries + 2):
-            parsed, record = await self._attempt(prompt, messages, attempt)
+            parsed, record = await self._attempt(prompt, messages, attempt, sample)
             self.record(record)
             attempts.append(record)
             if parsed is not None:
@@ -70,7 +81,7 @@ class StepCall:
         return None, attempts
 
     async def _attempt(
-        self, prompt: StepPrompt, messages: list[BaseMessage], attempt: int
+        self, prompt: StepPrompt, messages: list[BaseMessage], attempt: int, sample: int
     ) -> tuple[BaseModel | None, TraceRecord]:
         config: RunnableConfig = {
             "metadata": {NODE_PATH_KEY: prompt.node_path},
@@ -83,15 +94,14 @@ class StepCall:
         if not isinstance(reply, dict):
             reply = {"raw": None, "parsed": reply, "parsing_error": None}
         raw = reply.get("raw")
-        parsed = reply.get("parsed")
-        valid = parsed if isinstance(parsed, BaseModel) else None
-        error = None if valid is not None else _problem(reply.get("parsing_error"))
+        valid, error = self._validate(reply.get("parsed"), reply.get("parsing_error"))
         record = TraceRecord(
             step_id=prompt.step_id,
             node_path=prompt.node_path,
             fields=prompt.fields,
             model=self.model,
             attempt=attempt,
+            sample=sample,
             messages=tuple(messages),
             token_count=prompt.token_count,
             usage=dict(raw.usage_metadata)
@@ -102,6 +112,21 @@ class StepCall:
             error=error,
         )
         return valid, record
+
+    def _validate(
+        self, parsed: object, parsing_error: object
+    ) -> tuple[BaseModel | None, str | None]:
+        """The parsed arguments as the step's class, or why they are not usable."""
+        if isinstance(parsed, self.output):
+            return parsed, None
+        if isinstance(parsed, BaseModel):
+            parsed = parsed.model_dump()
+        if isinstance(parsed, dict):
+            try:
+                return self.output.model_validate(parsed), None
+            except ValidationError as error:
+                return None, _problem(error)
+        return None, _problem(parsing_error)
 
 
 def feedback_message(problem: str, fields: tuple[str, ...]) -> HumanMessage:

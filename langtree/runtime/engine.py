@@ -32,8 +32,9 @@ from langtree.runtime.call import StepCall
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.provider import LLMProvider
+from langtree.runtime.resampling import aggregate, sample
 from langtree.runtime.result import RunResult, TraceRecord
-from langtree.runtime.schema import step_model
+from langtree.runtime.schema import step_model, tool_schema
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.known import known_fields, supplied_fields
@@ -124,7 +125,11 @@ async def execute(
     )
     run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries)
     await run.all_steps()
-    return RunResult(tasks=run.validated_tasks(), trace=tuple(run.trace))
+    return RunResult(
+        tasks=run.validated_tasks(),
+        trace=tuple(run.trace),
+        resampled_values=dict(run.resampled_values),
+    )
 
 
 def run_blocking(start: Callable[[], Awaitable[_Result]]) -> _Result:
@@ -172,6 +177,7 @@ class _Run:
         self.steps = setup.plan.steps
         self.state = RunState.start(setup.registry, setup.inputs)
         self.trace: list[TraceRecord] = []
+        self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.analysis.flows)
         self.builder = PromptBuilder(
             self.state,
@@ -194,8 +200,10 @@ class _Run:
         node = self.setup.registry.get(step.node_tag)
         assert node is not None
         model = provider.get(step.model)
+        output = step_model(node, step)
         return StepCall(
-            runnable=model.with_structured_output(step_model(node, step), include_raw=True),
+            runnable=model.with_structured_output(tool_schema(output), include_raw=True),
+            output=output,
             model=step.model or provider.default,
             max_retries=retries,
             semaphore=semaphore,
@@ -256,7 +264,20 @@ class _Run:
         return values is not None and not all(name in values for name in step.fields)
 
     async def _instance(self, position: int, address: Address, prompt: StepPrompt) -> None:
-        parsed, attempts = await self.calls[position].generate(prompt)
+        step = self.steps[position]
+        if step.resample > 1:
+            samples, attempts = await sample(self.calls[position], prompt, step.resample)
+            parsed = None
+            if samples:
+                settings = self.setup.analysis.settings.get(step.node_tag)
+                combined = aggregate(
+                    samples, step.fields, settings.aggregations if settings else {}
+                )
+                parsed = combined.output
+                for name, number in combined.resampled_values.items():
+                    self.resampled_values[(prompt.node_path, name)] = number
+        else:
+            parsed, attempts = await self.calls[position].generate(prompt)
         if parsed is None:
             raise StepFailedError(
                 step_id=prompt.step_id,

@@ -2,20 +2,28 @@
 
 One class is built per plan step (DESIGN D11), from the node's field annotations and
 their descriptions with the DSL commands removed. Nested ``TreeNode`` classes are used as
-they are, so a node generated whole arrives as the user's own class.
+they are, so a node generated whole arrives as the user's own class, and the class
+validates what the model sends.
+
+The model itself is shown :func:`tool_schema`, the class's JSON schema with every
+description cleaned: the docstrings and field descriptions of nested node classes lose
+their command lines (``! ...``) and ``{placeholders}``, which only LangTree resolves.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from langtree.dsl.extraction import extract_commands
+from langtree.errors import CommandParseError
 from langtree.structure.plan import PlanStep
 from langtree.structure.tree import Node
 from langtree.structure.tree_node import display_name
 
-__all__ = ["step_model"]
+__all__ = ["clean_description", "step_model", "tool_schema"]
 
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -54,3 +62,80 @@ def step_model(node: Node, step: PlanStep) -> type[BaseModel]:
         **definitions,
     )
     return model
+
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+_LAYOUT_PLACEHOLDERS = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_NOT_SCHEMAS = frozenset({"default", "enum", "const", "examples"})
+
+
+def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema a model is shown for ``model``, every description cleaned.
+
+    >>> from langtree import TreeNode
+    >>> class Part(TreeNode):
+    ...     \"\"\"
+    ...     ! @sequential
+    ...     One part of {topic}.
+    ...     \"\"\"
+    ...     text: str = Field(description="! resample(2)\\nThe text.")
+    >>> schema = tool_schema(Part)
+    >>> schema["properties"]["text"]["description"]
+    'The text.'
+    >>> schema["description"]
+    'One part of topic.'
+    """
+    schema = model.model_json_schema()
+    cleaned = _cleaned(schema)
+    assert isinstance(cleaned, dict)
+    return cleaned
+
+
+def clean_description(text: str) -> str:
+    """A docstring or description without command lines and placeholders.
+
+    Command lines go (``extract_commands(text).text``); a line holding only a
+    placeholder goes; ``{PROMPT_SUBTREE}``/``{COLLECTED_CONTEXT}`` go; any other
+    ``{name}`` becomes ``name``; ``{{``/``}}`` become ``{``/``}``.
+
+    >>> clean_description("! resample(3)\\nRate {item}.\\n{COLLECTED_CONTEXT}")
+    'Rate item.'
+    """
+    try:
+        text = extract_commands(text).text
+    except CommandParseError:
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!"))
+    lines = []
+    for line in text.splitlines():
+        if _PLACEHOLDER.fullmatch(line.strip()) and line.strip() not in ("{{", "}}"):
+            continue
+        lines.append(_PLACEHOLDER.sub(_replacement, line).rstrip())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _replacement(match: re.Match[str]) -> str:
+    name = match.group(1)
+    if name is None:
+        return match.group(0)[0]
+    return "" if name in _LAYOUT_PLACEHOLDERS else name
+
+
+def _cleaned(schema: object) -> object:
+    if isinstance(schema, list):
+        return [_cleaned(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result: dict[str, object] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            result[key] = {name: _cleaned(item) for name, item in value.items()}
+        elif key == "description" and isinstance(value, str):
+            text = clean_description(value)
+            if text:
+                result[key] = text
+        elif key in _NOT_SCHEMAS:
+            result[key] = value
+        else:
+            result[key] = _cleaned(value)
+    return result

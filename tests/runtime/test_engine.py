@@ -303,20 +303,6 @@ def test_each_fills_the_destination_list_before_its_step_runs() -> None:
     )
 
 
-def test_review_rating_example_calls_each_step_once_without_resampling() -> None:
-    model = FakeChatModel(responder=lambda request: {"rating": 3, "verdict": "recommend"})
-    structure = structure_for(review_rating.TaskRateReview, model=model)
-
-    result = structure.run({review_rating.TaskRateReview: {"review": "Sturdy and cheap."}})
-
-    rated = result[review_rating.TaskRateReview]
-    assert (rated.rating, rated.verdict, [call.fields for call in model.calls]) == (
-        review_rating.Rating.GOOD,
-        review_rating.Verdict.RECOMMEND,
-        [("rating",), ("verdict",)],
-    )
-
-
 # --- Retries and failures -----------------------------------------------------------------
 
 

@@ -1,0 +1,76 @@
+"""Progress of a run built with ``RunStructure.build()``, from LangChain callbacks.
+
+Every model call of a step is a child run of the built runnable's run (see
+:mod:`langtree.runtime.runnable`); :class:`RunProgress` counts those children as they
+finish, and as failures the ones that raised or gave no parsable structured output. An
+output that parses but then fails validation is not seen here: the run's trace
+(``TraceRecord.error``) is the exact count.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+__all__ = ["RunProgress"]
+
+
+class RunProgress(BaseCallbackHandler):
+    """Counts the finished and failed model calls of one run.
+
+    Args:
+        total: The calls expected (the prompts known before the run; may grow).
+        on_change: Called after each finished call with ``(done, total, failed)``.
+    """
+
+    run_inline = True
+    """Called on the run's own thread, in order."""
+
+    def __init__(self, total: int, on_change: Callable[[int, int, int], None] | None = None):
+        self.total = total
+        self.done = 0
+        self.failed = 0
+        self._on_change = on_change
+        self._root: UUID | None = None
+        self._calls: set[UUID] = set()
+        self._lock = threading.Lock()
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        with self._lock:
+            if parent_run_id is None and self._root is None:
+                self._root = run_id
+            elif parent_run_id is not None and parent_run_id == self._root:
+                self._calls.add(run_id)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        accepted = not isinstance(outputs, Mapping) or (
+            outputs.get("parsed") is not None and outputs.get("parsing_error") is None
+        )
+        self._finish(run_id, failed=not accepted)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, failed=True)
+
+    def _finish(self, run_id: UUID, *, failed: bool) -> None:
+        with self._lock:
+            if run_id not in self._calls:
+                return
+            self._calls.discard(run_id)
+            self.done += 1
+            self.failed += failed
+            self.total = max(self.total, self.done)
+            counts = (self.done, self.total, self.failed)
+        if self._on_change is not None:
+            self._on_change(*counts)

@@ -1,0 +1,76 @@
+"""A whole run as one LangChain ``Runnable`` (what ``RunStructure.build()`` returns).
+
+The runnable's input is the inputs mapping, exactly what ``run(inputs)`` takes: task
+classes (or their tags) to dicts or instances of the values the caller supplies (``None``
+for a run without inputs). External prompt variables and the run's settings are fixed when
+it is built. Its output is the :class:`~langtree.runtime.result.RunResult`.
+
+``invoke``, ``ainvoke``, ``batch`` and ``abatch`` work as for any runnable; a batch runs
+its inputs concurrently, at most ``config["max_concurrency"]`` at a time. The run appears
+in LangChain tracing under the runnable's name, and every model call of a step appears as
+a child run named ``"<node path>: <fields>"``: the runnable's config (callbacks, tags) is
+made the parent config of the run's model calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import var_child_runnable_config
+
+from langtree.errors import ExecutionError
+from langtree.runtime.engine import run_blocking
+from langtree.runtime.result import RunResult
+
+__all__ = ["RunInputs", "StartRun", "run_runnable"]
+
+RunInputs = Mapping[object, object] | None
+"""The runnable's input: task classes or tags to the caller's values (or ``None``)."""
+
+StartRun = Callable[[Mapping[object, object] | None], Awaitable[RunResult]]
+"""Starts one run for the given inputs (``RunStructure.arun`` with its settings bound)."""
+
+DEFAULT_NAME = "LangTree run"
+
+
+def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunInputs, RunResult]:
+    """The run behind ``start`` as a runnable from the inputs mapping to a ``RunResult``.
+
+    Args:
+        start: Runs the tree for one inputs mapping, e.g.
+            ``lambda inputs: structure.arun(inputs, variables)``.
+        name: The run's name in LangChain tracing.
+    """
+
+    async def traced(inputs: object, config: RunnableConfig) -> RunResult:
+        # The runnable's child config (its callbacks) becomes the parent of the model
+        # calls, also when the run happens on a worker thread (inside a running loop).
+        var_child_runnable_config.set(config)
+        return await start(_inputs(inputs))
+
+    def invoke(inputs: object, config: RunnableConfig) -> RunResult:
+        return run_blocking(lambda: traced(inputs, config))
+
+    async def ainvoke(inputs: object, config: RunnableConfig) -> RunResult:
+        return await traced(inputs, config)
+
+    runnable: Runnable[Any, RunResult] = RunnableLambda(invoke, afunc=ainvoke, name=name)
+    return runnable
+
+
+def _inputs(inputs: object) -> Mapping[object, object] | None:
+    """The inputs mapping, checked.
+
+    Raises:
+        ExecutionError: The input is neither a mapping nor ``None``.
+    """
+    if inputs is None or isinstance(inputs, Mapping):
+        return inputs
+    raise ExecutionError(
+        f"The run's input must be a mapping of task classes (or tags) to values, got "
+        f"{type(inputs).__name__!r}\n"
+        "  hint: invoke it with the same mapping run() takes, e.g. "
+        '{TaskClass: {"field": value}}'
+    )

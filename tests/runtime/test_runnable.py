@@ -1,0 +1,142 @@
+"""``RunStructure.build()``: the whole run as a LangChain runnable."""
+
+import asyncio
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.errors import ExecutionError
+from langtree.runtime.progress import RunProgress
+from langtree.testing import FakeChatModel
+
+
+class TaskGreet(TreeNode):
+    """Greet the person, then say goodbye."""
+
+    name: str
+    greeting: str
+    farewell: str
+
+
+class Recorder(BaseCallbackHandler):
+    """Every chain run's name, id and parent."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str | None, UUID, UUID | None]] = []
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.runs.append((kwargs.get("name"), run_id, parent_run_id))
+
+
+def structure(model: FakeChatModel | None = None) -> RunStructure:
+    built = RunStructure(provider=LLMProvider({"default": model or FakeChatModel()}))
+    built.add(TaskGreet)
+    return built
+
+
+def test_invoke_takes_the_inputs_mapping_and_returns_the_run_result() -> None:
+    result = structure().build().invoke({TaskGreet: {"name": "Ada"}})
+
+    task = result[TaskGreet]
+    assert task.name == "Ada"
+    assert task.greeting
+    assert task.farewell
+    assert len(result.trace) == 2
+
+
+def test_ainvoke_accepts_tags_too() -> None:
+    result = asyncio.run(structure().build().ainvoke({"task.greet": {"name": "Ada"}}))
+
+    assert result[TaskGreet].name == "Ada"
+
+
+def test_batch_and_abatch_run_each_input() -> None:
+    runnable = structure().build()
+    inputs = [{TaskGreet: {"name": name}} for name in ("Ada", "Bo", "Cy")]
+
+    results = runnable.batch(inputs, config={"max_concurrency": 2})
+    async_results = asyncio.run(runnable.abatch(inputs, config={"max_concurrency": 2}))
+
+    assert [r[TaskGreet].name for r in results] == ["Ada", "Bo", "Cy"]
+    assert [r[TaskGreet].name for r in async_results] == ["Ada", "Bo", "Cy"]
+
+
+def test_variables_are_bound_when_building() -> None:
+    class TaskHello(TreeNode):
+        """Say hello in {language}."""
+
+        greeting: str
+
+    built = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    built.add(TaskHello)
+    model = built.provider.get()  # type: ignore[union-attr]
+    assert isinstance(model, FakeChatModel)
+
+    built.build({"language": "Welsh"}).invoke(None)
+
+    assert "Welsh" in model.calls[0].text
+
+
+@pytest.mark.parametrize("invoke_async", [False, True])
+def test_step_calls_are_named_child_runs_of_the_built_run(invoke_async: bool) -> None:
+    recorder = Recorder()
+    runnable = structure().build(name="greeting run")
+    config: Any = {"callbacks": [recorder]}
+    inputs = {TaskGreet: {"name": "Ada"}}
+
+    if invoke_async:
+        asyncio.run(runnable.ainvoke(inputs, config=config))
+    else:
+        runnable.invoke(inputs, config=config)
+
+    root = [run for run in recorder.runs if run[2] is None]
+    assert [run[0] for run in root] == ["greeting run"]
+    children = sorted(name or "" for name, _, parent in recorder.runs if parent == root[0][1])
+    assert children == ["task.greet: farewell", "task.greet: greeting"]
+
+
+def test_invoke_inside_a_running_loop_keeps_the_parent() -> None:
+    recorder = Recorder()
+    runnable = structure().build()
+
+    async def in_loop() -> None:
+        runnable.invoke({TaskGreet: {"name": "Ada"}}, config={"callbacks": [recorder]})
+
+    asyncio.run(in_loop())
+
+    root = next(run_id for _, run_id, parent in recorder.runs if parent is None)
+    assert sum(parent == root for _, _, parent in recorder.runs) == 2
+
+
+def test_progress_counts_finished_and_failed_calls() -> None:
+    def responder(request: Any) -> dict[str, object] | str:
+        return "no tool call" if request.fields == ("farewell",) else {"greeting": "hi"}
+
+    seen: list[tuple[int, int, int]] = []
+    progress = RunProgress(2, on_change=lambda *counts: seen.append(counts))
+    runnable = RunStructure(provider=LLMProvider({"default": FakeChatModel(responder=responder)}))
+    runnable.add(TaskGreet)
+
+    with pytest.raises(ExecutionError):
+        runnable.build(max_retries=1).invoke(
+            {TaskGreet: {"name": "Ada"}}, config={"callbacks": [progress]}
+        )
+
+    assert (progress.done, progress.failed) == (3, 2)
+    assert seen[-1] == (3, 3, 2)
+
+
+def test_a_non_mapping_input_is_a_clear_error() -> None:
+    with pytest.raises(ExecutionError, match="must be a mapping"):
+        structure().build().invoke("Ada")

@@ -1,0 +1,81 @@
+"""The tool schema a model receives (DESIGN D11): no command lines, no placeholders."""
+
+import json
+
+from pydantic import BaseModel, Field
+
+from langtree import RunStructure, TreeNode
+from langtree.runtime import LLMProvider
+from langtree.runtime.schema import clean_description, tool_schema
+from langtree.testing import FakeChatModel
+
+
+class Section(TreeNode):
+    """
+    ! @sequential
+    ! resample(2)  # no step of its own here: it is generated whole
+    One section, titled {title}.
+
+    {PROMPT_SUBTREE}
+    """
+
+    title: str = Field(description='! llm("default")\nThe title, in {{braces}} style.')
+
+
+class TaskOutline(TreeNode):
+    """
+    Outline {topic}.
+    """
+
+    sections: list[Section] = Field(description="The sections.")
+
+
+def test_clean_description_drops_commands_and_placeholders() -> None:
+    text = "! resample(3)  # x\nRate {item} in {{curly}}.\n\n{COLLECTED_CONTEXT}\n! @sequential"
+
+    assert clean_description(text) == "Rate item in {curly}."
+
+
+def test_tool_schema_cleans_nested_descriptions_and_keeps_the_rest() -> None:
+    class Step(BaseModel):
+        sections: list[Section] = Field(description="The sections.")
+
+    schema = tool_schema(Step)
+
+    assert schema["$defs"]["Section"]["description"] == "One section, titled title."
+    assert schema["$defs"]["Section"]["properties"]["title"] == {
+        "description": "The title, in {braces} style.",
+        "title": "Title",
+        "type": "string",
+    }
+    assert schema["properties"]["sections"]["items"] == {"$ref": "#/$defs/Section"}
+
+
+def test_the_model_gets_a_clean_schema_and_the_output_validates_as_the_users_class() -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskOutline)
+
+    result = structure.run({TaskOutline: {}}, variables={"topic": "rivers"})
+
+    schema = model.calls[0].schema
+    assert schema is not None
+    text = json.dumps(schema)
+    assert "!" not in text
+    assert "{title}" not in text
+    assert "PROMPT_SUBTREE" not in text
+    assert all(isinstance(s, Section) for s in result[TaskOutline].sections)
+    assert model.calls[0].tool_name == "TaskOutline_sections"
+
+
+def test_invalid_arguments_are_still_rejected_by_the_step_class() -> None:
+    replies = iter([{"sections": [{"name": "x"}]}, {"sections": [{"title": "ok"}]}])
+    model = FakeChatModel(responder=lambda request: next(replies))
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskOutline)
+
+    result = structure.run({TaskOutline: {}}, variables={"topic": "rivers"})
+
+    assert [record.error is None for record in result.trace] == [False, True]
+    assert "sections.0.title" in (result.trace[0].error or "")
+    assert result[TaskOutline].sections[0].title == "ok"
