@@ -5,8 +5,8 @@ from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
-from langtree.structure.compatibility import TypeMappingConfig, ValidationStrategy
 from langtree.structure.tree_node import TreeNode
+from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
 __all__ = [
     "CommandParseError",

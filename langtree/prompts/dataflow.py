@@ -20,9 +20,9 @@ from collections.abc import Collection, Iterator
 from langtree.prompts.state import Address, Output, RunState
 from langtree.prompts.values import Pending
 from langtree.prompts.writing import is_absolute, write_values
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.tree import NodeField
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["EXTERNAL", "apply_flow"]
 

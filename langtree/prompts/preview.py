@@ -22,11 +22,11 @@ from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import count_tokens
 from langtree.prompts.values import Pending
 from langtree.structure.analysis import Analysis, prompt_variable_names
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import title_from_name
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["PromptBuilder", "StepPrompt", "preview_prompts"]
 

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Sequence
 
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import RunState
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.flows import Flow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["FieldKey", "FlowSchedule", "flow_reads", "flow_writes", "step_writes"]
 

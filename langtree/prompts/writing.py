@@ -13,10 +13,10 @@ from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.state import RunState, elements, to_plain
 from langtree.prompts.values import Pending, PendingList, contains_pending, pending_list
 from langtree.structure.annotations import item_type, strip_optional
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.conversion import convert_value
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.tree import NodeField
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["is_absolute", "write_values"]
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.schedule import flow_reads, flow_writes, step_writes
 from langtree.prompts.state import RunState
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.flows import Flow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["CommandTracker"]
 

@@ -36,11 +36,11 @@ from langtree.runtime.resampling import aggregate, sample
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.schema import step_model, tool_schema
 from langtree.structure.analysis import Analysis, prompt_variable_names
-from langtree.structure.compatibility import TypeMappingConfig
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree_node import TreeNode, display_name
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["RunSetup", "execute", "require_provider", "run_blocking"]
 

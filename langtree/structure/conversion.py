@@ -41,7 +41,7 @@ from langtree.structure.annotations import (
     strip_annotated,
     union_members,
 )
-from langtree.structure.compatibility import TypeMappingConfig
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["convert_value"]
 

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 from langtree.errors import Diagnostic
 from langtree.structure.annotations import item_type, strip_optional
-from langtree.structure.compatibility import TypeMappingConfig, check_mapping
+from langtree.structure.compatibility import check_mapping
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import ResolvedPath
+from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["check_value_types"]
 

@@ -13,15 +13,13 @@ from hypothesis import strategies as st
 from langtree import StructureError, TreeNode
 from langtree.errors import ConversionError
 from langtree.structure.compatibility import (
-    TYPE_MAPPING_KEYS,
     CompatibilityLevel,
-    TypeMappingConfig,
     TypeProblem,
-    ValidationStrategy,
     check_mapping,
     compatibility,
 )
 from langtree.structure.conversion import convert_value
+from langtree.structure.type_config import TYPE_MAPPING_KEYS, TypeMappingConfig, ValidationStrategy
 
 IDENTICAL, SAFE, LOSSY, UNSAFE, FORBIDDEN = CompatibilityLevel
 
