@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from langtree import ExecutionError, RunStructure, StructureError
+from langtree import ExecutionError, LLMProvider, RunStructure, StructureError
 from langtree.cli import main
 from langtree.dsl import (
     AllCommand,
@@ -32,6 +32,7 @@ from langtree.dsl import (
 from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
+from langtree.testing import FakeChatModel
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 INPUTS = EXAMPLES / "inputs"
@@ -334,3 +335,48 @@ def test_the_examples_use_every_command() -> None:
 
     assert used == COVERAGE
     assert all(COVERAGE.values())
+
+
+def running_structure(module: ModuleType, models: dict[str, object]) -> RunStructure:
+    structure = RunStructure(provider=LLMProvider(models))  # type: ignore[arg-type]
+    for task in tasks(module):
+        structure.add(task)
+    return structure
+
+
+def generated_fields_filled(instance: TreeNode) -> bool:
+    """Whether every field holds a value (no ``None`` left where the model should write)."""
+    return all(getattr(instance, name) is not None for name in type(instance).model_fields)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
+    module = load(name)
+    model = FakeChatModel()
+    structure = running_structure(module, dict.fromkeys(module.MODEL_KEYS, model))
+
+    result = structure.run(inputs_for(name, module), variables=EXPECTED[name].variables)
+
+    filled = [result[task] for task in tasks(module)]
+    assert all(
+        isinstance(instance, task) for instance, task in zip(filled, tasks(module), strict=True)
+    )
+    assert all(generated_fields_filled(instance) for instance in filled)
+    assert len(result.trace) == len(model.calls) > 0
+
+
+def test_an_example_runs_on_the_embedded_local_model() -> None:
+    local = pytest.importorskip("langtree.models.local")
+    try:
+        local.default_model_path()
+    except ExecutionError:
+        pytest.skip("the local model's weights are not installed: make local-model")
+    module = load("review_rating")
+    structure = running_structure(module, {"default": local.default_local_model()})
+
+    result = structure.run(inputs_for("review_rating", module))
+
+    rated = result[module.TaskRateReview]
+    assert isinstance(rated.rating, module.Rating)
+    assert isinstance(rated.verdict, module.Verdict)
+    assert len(result.trace) == 10  # two steps, five samples each
