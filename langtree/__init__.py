@@ -1,5 +1,7 @@
 """LangTree: structured LLM generation described as a tree of Pydantic models."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
@@ -7,6 +9,11 @@ from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
+
+try:
+    __version__ = version("langtree")
+except PackageNotFoundError:  # imported from a source tree that is not installed
+    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "CommandParseError",
