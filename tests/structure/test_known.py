@@ -306,3 +306,29 @@ def test_malformed_inputs_are_an_error(
         hint,
         class_name,
     )
+
+
+class TaskTyped(TreeNode):
+    count: int = Field(description="How many.")
+    label: str = Field(description="A label.")
+
+
+def test_supplied_values_that_do_not_fit_their_field_are_errors_before_any_call() -> None:
+    structure = RunStructure()
+    structure.add(TaskTyped)
+
+    with pytest.raises(StructureError) as caught:
+        structure.plan({TaskTyped: {"count": "many", "label": 5}})
+
+    assert [(d.message, d.hint) for d in caught.value.diagnostics] == [
+        (
+            "Input task.typed.count = 'many' does not fit the field (int): Input should be a "
+            "valid integer, unable to parse string as an integer",
+            "pass a value of type int",
+        ),
+        (
+            "Input task.typed.label = 5 does not fit the field (str): Input should be a valid "
+            "string",
+            "pass a value of type str",
+        ),
+    ]
