@@ -1,16 +1,24 @@
 """Run a plan on LangChain chat models: steps as runnables, scheduled by their data flow.
 
-A plan step starts when every step it depends on has finished for all its instances
-and every command that the dry run carries out before it has been carried out (see
-:class:`~langtree.runtime.commands.CommandTracker`); its instances then run
-concurrently. Waiting is per plan step, not per element: an element of a list does not
-start before the step it depends on has finished for every element. ``max_concurrency``
-caps the model calls in flight across the whole run.
+Scheduling is per element (see :class:`~langtree.runtime.waits.InstanceWaits`). A plan
+step *opens* (its instances are listed) once every command that the dry run carries out
+before it and that reaches its node has been carried out (see
+:class:`~langtree.runtime.commands.CommandTracker`); commands themselves still wait for
+the steps they read to finish for all their instances. An opened step's instance then
+starts as soon as the instances it depends on in its own branch have finished: the
+instances of each step it depends on whose indices agree with its own on the list levels
+of the two nodes' deepest common ancestor (all of them when that ancestor is the root
+task, or the nodes are in different tasks). A section's summary thus starts once its own
+paragraphs are done, while another section's paragraphs may still run; a step of
+another task fed by an ``@each`` over the sections waits for all of them.
+``max_concurrency`` caps the model calls in flight across the whole run.
 
-Each instance's messages are assembled exactly as the dry run assembles them, from the
-values known when its step starts. A step that does not depend on another may start
-before or after that one finishes, so its context can differ from run to run in the
-values of such unrelated steps.
+Each instance's messages are assembled (and their tokens counted) once, from the values
+known when it starts, exactly as the dry run assembles them. Before the first call no
+prompt is assembled: the dry run's commands are replayed and the root tasks' texts are
+scanned for missing external variables (:mod:`langtree.runtime.precheck`). A step that
+does not depend on another may start before or after that one finishes, so its context
+can differ from run to run in the values of such unrelated steps.
 """
 
 from __future__ import annotations
@@ -25,16 +33,18 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.preview import PromptBuilder, StepPrompt, preview_prompts
+from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, to_plain
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.call import StepCall
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import StepFailedError
+from langtree.runtime.precheck import missing_external_variables
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import aggregate, sample
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.schema import step_model, tool_schema
+from langtree.runtime.waits import InstanceWaits
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
@@ -102,9 +112,10 @@ async def execute(
 ) -> RunResult:
     """Run every step of the plan and validate the root tasks.
 
-    Before any model call, the whole run is assembled offline (missing external
-    variables and mapped values that do not fit fail here) and every step's model is
-    taken from the provider.
+    Before any model call, the dry run's commands are replayed offline (mapped values
+    that do not fit fail here), the root tasks' texts are checked for missing external
+    variables without assembling any prompt, and every step's model is taken from the
+    provider.
 
     Raises:
         ExecutionError: A setting is out of range, external variables are missing, a
@@ -113,17 +124,18 @@ async def execute(
         StructureError: A step's model key is not in the provider.
     """
     _check_settings(max_concurrency, max_retries)
-    preview_prompts(
+    state = RunState.start(setup.registry, setup.inputs)
+    builder = _prompt_builder(setup, state)
+    builder.missing = missing_external_variables(
         setup.registry,
         setup.analysis,
         setup.plan,
         setup.inputs,
         variables=setup.variables,
-        template=setup.template,
         config=setup.config,
-        model_names=setup.model_names,
     )
-    run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries)
+    builder.check_missing()
+    run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries, state, builder)
     await run.all_steps()
     return RunResult(
         tasks=run.validated_tasks(),
@@ -150,6 +162,19 @@ def run_blocking(start: Callable[[], Awaitable[_Result]]) -> _Result:
         return pool.submit(asyncio.run, main()).result()
 
 
+def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
+    """Builds the run's prompts from ``state``, as the values become known."""
+    flows = list(setup.analysis.flows)
+    return PromptBuilder(
+        state,
+        setup.variables,
+        setup.template,
+        setup.model_names,
+        prompt_names=prompt_variable_names(flows),
+        known=known_fields(setup.registry, flows, supplied_fields(setup.registry, setup.inputs)),
+    )
+
+
 def _check_settings(max_concurrency: int, max_retries: int) -> None:
     if max_concurrency < 1:
         raise ExecutionError(
@@ -172,23 +197,16 @@ class _Run:
         provider: LLMProvider,
         semaphore: asyncio.Semaphore,
         max_retries: int,
+        state: RunState,
+        builder: PromptBuilder,
     ) -> None:
         self.setup = setup
         self.steps = setup.plan.steps
-        self.state = RunState.start(setup.registry, setup.inputs)
+        self.state = state
         self.trace: list[TraceRecord] = []
         self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.analysis.flows)
-        self.builder = PromptBuilder(
-            self.state,
-            setup.variables,
-            setup.template,
-            setup.model_names,
-            prompt_names=prompt_variable_names(flows),
-            known=known_fields(
-                setup.registry, flows, supplied_fields(setup.registry, setup.inputs)
-            ),
-        )
+        self.builder = builder
         self.commands = CommandTracker(setup.registry, flows, self.steps)
         self.calls = [
             self._step_call(step, provider, semaphore, max_retries) for step in self.steps
@@ -211,50 +229,73 @@ class _Run:
         )
 
     async def all_steps(self) -> None:
-        """Start each step as soon as it may, until all have finished."""
+        """Start each step instance as soon as it may, until all have finished.
+
+        A step opens (its instances are listed) once the commands it waits for have been
+        carried out; each instance then starts once the instances it depends on have
+        finished (see :class:`~langtree.runtime.waits.InstanceWaits`). When nothing runs
+        and nothing may start, commands that can never be carried out (they wait for each
+        other) stop holding back the first step whose steps are done.
+        """
         self.commands.apply_ready(self.state, self.setup.config)
-        pending = list(range(len(self.steps)))
-        done: set[int] = set()
-        running: dict[asyncio.Task[None], int] = {}
+        waits = InstanceWaits(self.setup.registry, self.steps)
+        closed = list(range(len(self.steps)))
+        running: dict[asyncio.Task[None], tuple[int, Address]] = {}
         try:
-            while pending or running:
-                for position in self._startable(pending, done, idle=not running):
-                    pending.remove(position)
-                    running[asyncio.create_task(self._step(position))] = position
+            while True:
+                self._start_what_may(waits, closed, running)
+                if not running:
+                    if not closed:
+                        break
+                    fallback = [p for p in closed if waits.deps_finished(p)]
+                    assert fallback, "the plan's steps depend only on earlier steps"
+                    self._open(waits, closed, fallback[:1])
+                    continue
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
-                    position = running.pop(task)
+                    position, address = running.pop(task)
                     task.result()
-                    done.add(position)
-                    self.commands.finish_step(position, self.state, self.setup.config)
+                    waits.finish(position, address)
+                self._settle(waits)
         finally:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
 
-    def _startable(self, pending: list[int], done: set[int], *, idle: bool) -> list[int]:
-        """The pending steps whose prerequisites are met.
+    def _start_what_may(
+        self,
+        waits: InstanceWaits,
+        closed: list[int],
+        running: dict[asyncio.Task[None], tuple[int, Address]],
+    ) -> None:
+        """Open the steps whose commands are done and start every instance that may,
+        until nothing more changes without a model call."""
+        while True:
+            self._open(waits, closed, [p for p in closed if self.commands.ready_for(p)])
+            ready = waits.take_ready()
+            if not ready:
+                return
+            for position, address in ready:
+                step = self.steps[position]
+                if self._due(step, address):
+                    prompt = self.builder.build(step, address)
+                    task = asyncio.create_task(self._instance(position, address, prompt))
+                    running[task] = (position, address)
+                else:
+                    waits.finish(position, address)
+            self._settle(waits)
 
-        When nothing runs and no step qualifies, commands that can never be carried out
-        (they wait for each other) stop holding back the first step whose steps are done.
-        """
-        finished = {self.steps[position].id for position in done}
-        ready = [p for p in pending if set(self.steps[p].depends_on) <= finished]
-        strict = [p for p in ready if self.commands.ready_for(p)]
-        return strict or (ready[:1] if idle else [])
+    def _open(self, waits: InstanceWaits, closed: list[int], positions: list[int]) -> None:
+        """List the instances of steps that may open, and carry out what that settles."""
+        for position in positions:
+            closed.remove(position)
+            waits.open(position, self.state.instances(self.steps[position].node_tag))
+        self._settle(waits)
 
-    async def _step(self, position: int) -> None:
-        step = self.steps[position]
-        addresses = [
-            address for address in self.state.instances(step.node_tag) if self._due(step, address)
-        ]
-        prompts = [self.builder.build(step, address) for address in addresses]
-        await asyncio.gather(
-            *(
-                self._instance(position, address, prompt)
-                for address, prompt in zip(addresses, prompts, strict=True)
-            )
-        )
+    def _settle(self, waits: InstanceWaits) -> None:
+        """Carry out the commands that steps finished for all their instances make ready."""
+        for position in waits.take_finished():
+            self.commands.finish_step(position, self.state, self.setup.config)
 
     def _due(self, step: PlanStep, address: Address) -> bool:
         """Whether the instance exists and lacks some of the step's fields."""

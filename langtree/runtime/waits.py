@@ -1,0 +1,147 @@
+"""Which step instances may start: per element, not per whole plan step.
+
+An instance of step S at ``Address(tag, indices)`` that depends on plan step P waits only
+for P's instances in its own branch of the tree: those whose indices agree with its own
+on the list levels of the deepest node the two steps' nodes share (their longest common
+ancestor). When that ancestor is the root task, or the two nodes lie in different tasks,
+it waits for every instance of P. A section's summary thus waits for its own paragraphs
+only, a paragraph's second step for its first step on the same paragraph, and a step of
+another task (or of the root) for all of them.
+
+The bookkeeping is event driven: each opened step keeps, for every number of shared list
+levels its dependents need, a count of unfinished instances per index prefix; when a
+count reaches zero the instances waiting on it are woken.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from langtree.prompts.state import Address
+from langtree.structure.plan import PlanStep
+from langtree.structure.registry import NodeRegistry
+
+__all__ = ["InstanceWaits", "shared_levels"]
+
+_Instance = tuple[int, Address]
+_Prefix = tuple[int | None, ...]
+
+
+def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
+    """The list levels above and at the deepest node that the nodes ``first`` and
+    ``second`` both lie under (0 when they are in different tasks)."""
+    levels = 0
+    for one, other in zip(registry.path(first), registry.path(second), strict=False):
+        if one.tag != other.tag:
+            break
+        levels += one.list_depth
+    return levels
+
+
+class InstanceWaits:
+    """The instances of opened steps, and which of them may start.
+
+    Args:
+        registry: The nodes.
+        steps: The plan's steps, in plan order (positions index them); a step depends
+            only on steps before it.
+    """
+
+    def __init__(self, registry: NodeRegistry, steps: Sequence[PlanStep]) -> None:
+        position_of = {step.id: position for position, step in enumerate(steps)}
+        self.needs: list[list[tuple[int, int]]] = [
+            [
+                (
+                    position_of[dep],
+                    shared_levels(registry, step.node_tag, steps[position_of[dep]].node_tag),
+                )
+                for dep in step.depends_on
+                if dep in position_of
+            ]
+            for step in steps
+        ]
+        self.levels: dict[int, set[int]] = defaultdict(set)
+        for needs in self.needs:
+            for dep, levels in needs:
+                self.levels[dep].add(levels)
+        self.opened: set[int] = set()
+        self.finished: set[int] = set()
+        self._left: dict[int, int] = {}
+        self._unfinished: dict[tuple[int, int], Counter[_Prefix]] = {}
+        self._waiters: dict[tuple[int, int, _Prefix], list[_Instance]] = defaultdict(list)
+        self._before_open: dict[int, list[tuple[_Instance, int]]] = defaultdict(list)
+        self._blocked: dict[_Instance, int] = {}
+        self._ready: list[_Instance] = []
+        self._newly_finished: list[int] = []
+
+    def open(self, position: int, addresses: Sequence[Address]) -> None:
+        """Record the instances of a step; each starts once its own prerequisites are done."""
+        assert position not in self.opened
+        self.opened.add(position)
+        self._left[position] = len(addresses)
+        for levels in self.levels[position]:
+            self._unfinished[(position, levels)] = Counter(
+                address.indices[:levels] for address in addresses
+            )
+        for address in addresses:
+            instance = (position, address)
+            self._blocked[instance] = 0
+            for dep, levels in self.needs[position]:
+                if dep in self.opened:
+                    self._wait(instance, dep, levels)
+                else:
+                    self._blocked[instance] += 1
+                    self._before_open[dep].append((instance, levels))
+            if not self._blocked[instance]:
+                self._release(instance)
+        for instance, levels in self._before_open.pop(position, []):
+            self._blocked[instance] -= 1
+            self._wait(instance, position, levels)
+            if not self._blocked[instance]:
+                self._release(instance)
+        if not addresses:
+            self._finish_step(position)
+
+    def _wait(self, instance: _Instance, dep: int, levels: int) -> None:
+        prefix = instance[1].indices[:levels]
+        if self._unfinished[(dep, levels)][prefix] > 0:
+            self._blocked[instance] += 1
+            self._waiters[(dep, levels, prefix)].append(instance)
+
+    def _release(self, instance: _Instance) -> None:
+        del self._blocked[instance]
+        self._ready.append(instance)
+
+    def finish(self, position: int, address: Address) -> None:
+        """Record that an instance finished (or had nothing to do); wake what it held."""
+        for levels in self.levels[position]:
+            prefix = address.indices[:levels]
+            counts = self._unfinished[(position, levels)]
+            counts[prefix] -= 1
+            if counts[prefix] == 0:
+                for instance in self._waiters.pop((position, levels, prefix), []):
+                    self._blocked[instance] -= 1
+                    if not self._blocked[instance]:
+                        self._release(instance)
+        self._left[position] -= 1
+        if not self._left[position]:
+            self._finish_step(position)
+
+    def _finish_step(self, position: int) -> None:
+        self.finished.add(position)
+        self._newly_finished.append(position)
+
+    def take_ready(self) -> list[_Instance]:
+        """The instances that may start now (each is returned once)."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    def take_finished(self) -> list[int]:
+        """The steps whose instances have all finished since the last call."""
+        finished, self._newly_finished = self._newly_finished, []
+        return finished
+
+    def deps_finished(self, position: int) -> bool:
+        """Whether every step that ``position`` depends on has finished for all instances."""
+        return all(dep in self.finished for dep, _ in self.needs[position])

@@ -1,0 +1,294 @@
+"""Per-element scheduling: a step instance waits only for what its own branch needs."""
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+import pytest
+from pydantic import Field
+
+from langtree import ExecutionError, RunStructure, TreeNode
+from langtree.prompts.state import Address
+from langtree.runtime import LLMProvider
+from langtree.runtime.waits import InstanceWaits, shared_levels
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest
+
+
+class Paragraph(TreeNode):
+    """
+    ! together
+    Summarise one paragraph.
+    """
+
+    text: str = Field(description="The paragraph.")
+    summary: str = Field(description="One sentence.")
+
+
+class Section(TreeNode):
+    """Summarise one section from its paragraph summaries."""
+
+    heading: str = Field(description="The heading.")
+    paragraphs: list[Paragraph] = Field(default=[], description="The paragraphs.")
+    summary: str = Field(description="Two sentences.")
+
+
+class TaskReport(TreeNode):
+    """Summarise a report."""
+
+    sections: list[Section] = Field(
+        default=[],
+        description="""
+        The sections.
+
+        ! @each[sections]->task.digest@{{value.section_summaries=sections.summary}}*
+        """,
+    )
+
+
+class TaskDigest(TreeNode):
+    """
+    ! together
+    Write a digest of the section summaries.
+    """
+
+    section_summaries: list[str] = Field(default=[], description="One per section.")
+    digest: str = Field(description="One paragraph.")
+
+
+class Note(TreeNode):
+    """
+    ! @sequential
+    Write a note in two steps.
+    """
+
+    topic: str = Field(description="The topic.")
+    draft: str = Field(description="A draft.")
+    final: str = Field(description="The final note.")
+
+
+class TaskNotes(TreeNode):
+    """Write notes."""
+
+    notes: list[Note] = Field(default=[], description="The notes.")
+
+
+class Events:
+    """A fake model's latency and responder that log when each call starts and ends."""
+
+    def __init__(self, slow: str, delay: float = 0.2) -> None:
+        self.slow = slow
+        self.delay = delay
+        self.log: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def latency(self, request: FakeRequest) -> float:
+        path = request.node_path or ""
+        self.log.append(("start", path, request.fields))
+        return self.delay if path.startswith(self.slow) else 0.01
+
+    def responder(self, request: FakeRequest) -> Mapping[str, object]:
+        self.log.append(("end", request.node_path or "", request.fields))
+        return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+    def model(self) -> FakeChatModel:
+        return FakeChatModel(responder=self.responder, latency=self.latency)
+
+    def at(self, event: str, path: str, fields: tuple[str, ...] | None = None) -> int:
+        """Where the event happened in the log."""
+        return next(
+            index
+            for index, (kind, node_path, called) in enumerate(self.log)
+            if kind == event and node_path == path and (fields is None or called == fields)
+        )
+
+    def last(self, event: str, prefix: str) -> int:
+        return max(
+            index
+            for index, (kind, node_path, _) in enumerate(self.log)
+            if kind == event and node_path.startswith(prefix)
+        )
+
+
+def run(model: FakeChatModel, inputs: Mapping[type[TreeNode], object], *tasks: type[TreeNode]):
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    for task in tasks:
+        structure.add(task)
+
+    async def bounded():  # a deadlock fails the test instead of hanging it
+        return await asyncio.wait_for(structure.arun(inputs), timeout=10)
+
+    return asyncio.run(bounded())
+
+
+def report(*paragraph_counts: int) -> dict[str, object]:
+    return {
+        "sections": [
+            {"heading": f"S{s}", "paragraphs": [{"text": f"p{s}.{p}"} for p in range(count)]}
+            for s, count in enumerate(paragraph_counts)
+        ]
+    }
+
+
+SECTION = "task.report.sections[{}]"
+
+
+def test_a_section_summary_starts_before_another_sections_paragraphs_finish() -> None:
+    events = Events(slow=SECTION.format(0) + ".paragraphs")
+
+    run(events.model(), {TaskReport: report(2, 2)}, TaskReport, TaskDigest)
+
+    second_summary = events.at("start", SECTION.format(1))
+    assert second_summary < events.last("end", SECTION.format(0) + ".paragraphs")
+    assert events.at("start", SECTION.format(1)) < events.at("start", SECTION.format(0))
+
+
+def test_a_section_summary_waits_for_its_own_paragraphs() -> None:
+    events = Events(slow=SECTION.format(1) + ".paragraphs")
+
+    result = run(events.model(), {TaskReport: report(3, 2, 1)}, TaskReport, TaskDigest)
+
+    for index in range(3):
+        section = SECTION.format(index)
+        assert events.at("start", section) > events.last("end", section + ".paragraphs")
+    sections = result[TaskReport].sections
+    assert [s.summary for s in sections] == [f"summary of {SECTION.format(i)}" for i in range(3)]
+
+
+def test_a_cross_task_each_waits_for_every_section() -> None:
+    events = Events(slow=SECTION.format(0))
+
+    result = run(events.model(), {TaskReport: report(1, 1)}, TaskReport, TaskDigest)
+
+    digest = events.at("start", "task.digest")
+    assert digest > events.last("end", "task.report.sections")
+    assert result[TaskDigest].section_summaries == [
+        f"summary of {SECTION.format(0)}",
+        f"summary of {SECTION.format(1)}",
+    ]
+
+
+def test_sequential_steps_wait_per_element() -> None:
+    events = Events(slow="task.notes.notes[0]")
+
+    result = run(
+        events.model(), {TaskNotes: {"notes": [{"topic": "a"}, {"topic": "b"}]}}, TaskNotes
+    )
+
+    first, second = "task.notes.notes[0]", "task.notes.notes[1]"
+    assert events.at("start", second, ("final",)) < events.at("end", first, ("draft",))
+    for note in (first, second):
+        assert events.at("start", note, ("final",)) > events.at("end", note, ("draft",))
+    assert [n.final for n in result[TaskNotes].notes] == [f"final of {first}", f"final of {second}"]
+
+
+def test_empty_lists_do_not_deadlock() -> None:
+    events = Events(slow="nothing")
+
+    result = run(
+        events.model(), {TaskReport: report(0, 2), TaskNotes: {}}, TaskReport, TaskDigest, TaskNotes
+    )
+
+    assert result[TaskReport].sections[0].paragraphs == []
+    assert result[TaskNotes].notes == []
+    assert events.at("start", "task.digest") > events.last("end", "task.report.sections")
+
+
+def test_no_sections_at_all_still_runs_the_digest() -> None:
+    events = Events(slow="nothing")
+
+    result = run(events.model(), {TaskReport: {}}, TaskReport, TaskDigest)
+
+    assert result[TaskDigest].section_summaries == []
+    assert [path for kind, path, _ in events.log if kind == "start"] == ["task.digest"]
+
+
+# -- the bookkeeping on its own -----------------------------------------------------------
+
+
+def report_structure() -> RunStructure:
+    structure = RunStructure()
+    structure.add(TaskReport)
+    structure.add(TaskDigest)
+    return structure
+
+
+PARAGRAPHS = "task.report.sections.paragraphs"
+SECTIONS = "task.report.sections"
+
+
+def test_shared_levels_follow_the_longest_common_ancestor() -> None:
+    nodes = report_structure().nodes
+
+    assert shared_levels(nodes, PARAGRAPHS, PARAGRAPHS) == 2
+    assert shared_levels(nodes, SECTIONS, PARAGRAPHS) == 1
+    assert shared_levels(nodes, "task.report", PARAGRAPHS) == 0
+    assert shared_levels(nodes, "task.digest", SECTIONS) == 0
+
+
+def test_a_dependent_opened_first_waits_for_its_branch() -> None:
+    structure = report_structure()
+    steps = structure.plan({TaskReport: report(1, 1)}).steps
+    assert [(s.node_tag, s.depends_on) for s in steps[:2]] == [
+        (PARAGRAPHS, ()),
+        (SECTIONS, (f"{PARAGRAPHS}:summary",)),
+    ]
+    waits = InstanceWaits(structure.nodes, steps)
+    waits.open(1, [Address(SECTIONS, (0,)), Address(SECTIONS, (1,))])
+    assert waits.take_ready() == []
+
+    waits.open(0, [Address(PARAGRAPHS, (0, 0)), Address(PARAGRAPHS, (1, 0))])
+    assert waits.take_ready() == [
+        (0, Address(PARAGRAPHS, (0, 0))),
+        (0, Address(PARAGRAPHS, (1, 0))),
+    ]
+
+    waits.finish(0, Address(PARAGRAPHS, (1, 0)))
+    assert waits.take_ready() == [(1, Address(SECTIONS, (1,)))]
+    assert waits.take_finished() == []
+
+    waits.finish(0, Address(PARAGRAPHS, (0, 0)))
+    assert waits.take_ready() == [(1, Address(SECTIONS, (0,)))]
+    assert waits.take_finished() == [0]
+    assert waits.deps_finished(1)
+
+
+class TaskLetter(TreeNode):
+    """
+    ! @sequential
+    Write to {audience} in {language}.
+    """
+
+    sender: str = Field(default="Ada", description="Signed by {sender}.")
+    body: str = Field(description="Written for {audience}, about {topic}.")
+    notes: list[Note] = Field(default=[], description="Notes on {subject}.")
+
+
+@pytest.mark.parametrize(
+    ("inputs", "variables"),
+    [
+        ({}, {}),
+        ({}, {"audience": "you"}),
+        ({"notes": [{"topic": "x"}]}, {"audience": "you", "language": "en"}),
+        ({"body": "Hi", "notes": [{"topic": "x", "draft": "d", "final": "f"}]}, {}),
+    ],
+)
+def test_the_run_names_the_missing_variables_the_prompts_would(
+    inputs: dict[str, object], variables: dict[str, object]
+) -> None:
+    """The run finds them without assembling prompts; the dry run by assembling them."""
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    structure.add(TaskLetter)
+
+    expected = error_text(lambda: structure.prompts({TaskLetter: inputs}, variables))
+    found = error_text(lambda: structure.run({TaskLetter: inputs}, variables))
+
+    assert found == expected
+    if inputs.get("body") is None:
+        assert str(found).startswith("Missing external variable(s)")
+
+
+def error_text(call: Callable[[], object]) -> str | None:
+    try:
+        call()
+    except ExecutionError as error:
+        return str(error)
+    return None
