@@ -171,7 +171,11 @@ class RunStructure(TreeStructure):
             model_names=self._model_names(),
         )
         return await execute(
-            setup, provider, max_concurrency=max_concurrency, max_retries=max_retries
+            setup,
+            provider,
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            on_error=self.config.on_error,
         )
 
     def build(

@@ -6,9 +6,10 @@ import pytest
 
 import langtree
 import langtree.dsl
+import langtree.runtime
 import langtree.testing
 
-PUBLIC_MODULES = [langtree, langtree.dsl, langtree.testing]
+PUBLIC_MODULES = [langtree, langtree.dsl, langtree.runtime, langtree.testing]
 
 # TreeNode has no docstring on purpose: a node's docstring is its prompt text, and the
 # base class must not lend one to subclasses that have none.

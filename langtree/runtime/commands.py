@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.schedule import flow_reads, flow_writes, step_writes
 from langtree.prompts.state import RunState
+from langtree.runtime.provenance import ProvenanceLog
 from langtree.structure.flows import Flow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
@@ -38,11 +39,18 @@ class CommandTracker:
         registry: The nodes.
         flows: The resolved commands.
         steps: The plan's steps, in plan order (positions index them).
+        log: Receives what each command's ``value`` targets write (DESIGN D14).
     """
 
     def __init__(
-        self, registry: NodeRegistry, flows: Sequence[Flow], steps: Sequence[PlanStep]
+        self,
+        registry: NodeRegistry,
+        flows: Sequence[Flow],
+        steps: Sequence[PlanStep],
+        *,
+        log: ProvenanceLog | None = None,
     ) -> None:
+        self.log = log
         self.flows = list(flows)
         self.waiting = set(range(len(self.flows)))
         self.reads = [flow_reads(registry, flow) for flow in self.flows]
@@ -101,7 +109,10 @@ class CommandTracker:
         """Carry out every waiting command whose reads are all settled."""
         while ready := self._ready():
             for index in ready:
+                before = self.log.snapshot(state) if self.log is not None else None
                 apply_flow(state, self.flows[index], config, scopes=_WRITES)
+                if self.log is not None and before is not None:
+                    self.log.record_mapping(before, state, self.flows[index])
             for index in ready:
                 apply_flow(state, self.flows[index], config, scopes=_SENDS)
             self.waiting.difference_update(ready)

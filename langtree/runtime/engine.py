@@ -28,21 +28,22 @@ import concurrent.futures
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
 from langtree.prompts.preview import PromptBuilder, StepPrompt
-from langtree.prompts.state import Address, RunState, to_plain
+from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.call import StepCall
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.precheck import missing_external_variables
+from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import aggregate, sample
-from langtree.runtime.result import RunResult, TraceRecord
+from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
 from langtree.runtime.schema import step_model, tool_schema
 from langtree.runtime.waits import InstanceWaits
 from langtree.structure.analysis import Analysis, prompt_variable_names
@@ -56,6 +57,8 @@ __all__ = ["RunSetup", "execute", "require_provider", "run_blocking"]
 
 DEFAULT_MAX_CONCURRENCY = 16
 DEFAULT_MAX_RETRIES = 2
+
+OnError = Literal["raise", "continue"]
 
 _Result = TypeVar("_Result")
 
@@ -109,8 +112,14 @@ async def execute(
     *,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    on_error: OnError = "raise",
 ) -> RunResult:
     """Run every step of the plan and validate the root tasks.
+
+    With ``on_error="continue"`` a step instance that fails after its retries does not
+    stop the run: the instances that depend on it are skipped, the others finish, and
+    the result lists the failures (``RunResult.errors``) and the skipped instances; a
+    task whose values then do not validate raises when it is read from the result.
 
     Before any model call, the dry run's commands are replayed offline (mapped values
     that do not fit fail here), the root tasks' texts are checked for missing external
@@ -120,11 +129,14 @@ async def execute(
     Raises:
         ExecutionError: A setting is out of range, external variables are missing, a
             command's data does not fit, or the filled tasks do not validate.
-        StepFailedError: A step instance gave no valid output in any attempt.
+        StepFailedError: A step instance gave no valid output in any attempt (with
+            ``on_error="raise"``).
         StructureError: A step's model key is not in the provider.
     """
     _check_settings(max_concurrency, max_retries)
     state = RunState.start(setup.registry, setup.inputs)
+    log = ProvenanceLog(setup.registry)
+    log.record_start(state, setup.inputs)
     builder = _prompt_builder(setup, state)
     builder.missing = missing_external_variables(
         setup.registry,
@@ -136,11 +148,20 @@ async def execute(
     )
     builder.check_missing()
     run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries, state, builder)
+    run.log = log
+    run.commands.log = log
+    run.on_error = on_error
     await run.all_steps()
+    tasks, invalid = run.validated_tasks()
     return RunResult(
-        tasks=run.validated_tasks(),
+        tasks=tasks,
         trace=tuple(run.trace),
         resampled_values=dict(run.resampled_values),
+        provenance_records=tuple(log.records),
+        errors=tuple(run.errors),
+        skipped=tuple(run.skipped),
+        partials=copy.deepcopy(state.roots),
+        invalid=invalid,
     )
 
 
@@ -211,6 +232,11 @@ class _Run:
         self.calls = [
             self._step_call(step, provider, semaphore, max_retries) for step in self.steps
         ]
+        self.log: ProvenanceLog | None = None
+        self.on_error: OnError = "raise"
+        self.errors: list[StepFailedError] = []
+        self.skipped: list[SkippedInstance] = []
+        self.broken: dict[int, dict[Address, str]] = {}
 
     def _step_call(
         self, step: PlanStep, provider: LLMProvider, semaphore: asyncio.Semaphore, retries: int
@@ -254,7 +280,7 @@ class _Run:
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     position, address = running.pop(task)
-                    task.result()
+                    self._outcome(task, position, address)
                     waits.finish(position, address)
                 self._settle(waits)
         finally:
@@ -277,13 +303,44 @@ class _Run:
                 return
             for position, address in ready:
                 step = self.steps[position]
-                if self._due(step, address):
+                because = self._broken_dependency(waits, position, address)
+                if because is not None:
+                    self._skip(position, address, because)
+                    waits.finish(position, address)
+                elif self._due(step, address):
                     prompt = self.builder.build(step, address)
                     task = asyncio.create_task(self._instance(position, address, prompt))
                     running[task] = (position, address)
                 else:
                     waits.finish(position, address)
             self._settle(waits)
+
+    def _outcome(self, task: asyncio.Task[None], position: int, address: Address) -> None:
+        """Raise what an instance raised, unless it failed and the run continues."""
+        error = task.exception()
+        if error is None:
+            return
+        if self.on_error == "continue" and isinstance(error, StepFailedError):
+            self.errors.append(error)
+            self.broken.setdefault(position, {})[address] = f"{error.step_id} at {error.node_path}"
+            return
+        raise error
+
+    def _broken_dependency(
+        self, waits: InstanceWaits, position: int, address: Address
+    ) -> str | None:
+        """The failed (or skipped) instance this one depends on, if any."""
+        for dep, levels in waits.needs[position]:
+            for other, what in self.broken.get(dep, {}).items():
+                if other.indices[:levels] == address.indices[:levels]:
+                    return what
+        return None
+
+    def _skip(self, position: int, address: Address, because: str) -> None:
+        step = self.steps[position]
+        node_path = instance_text(self.setup.registry, address)
+        self.skipped.append(SkippedInstance(step_id=step.id, node_path=node_path, because=because))
+        self.broken.setdefault(position, {})[address] = because
 
     def _open(self, waits: InstanceWaits, closed: list[int], positions: list[int]) -> None:
         """List the instances of steps that may open, and carry out what that settles."""
@@ -327,23 +384,44 @@ class _Run:
                 partial=copy.deepcopy(self.state.roots),
                 trace=tuple(self.trace),
             )
-        self._write(address, parsed)
+        written = self._write(address, parsed)
+        if self.log is not None and written:
+            last = attempts[-1] if attempts else None
+            self.log.record_step(
+                address,
+                written,
+                step_id=step.id,
+                model=self.calls[position].model,
+                prompt_text=prompt.text,
+                attempt=len(attempts) if step.resample > 1 else (last.attempt if last else 1),
+                sample=step.resample,
+            )
 
-    def _write(self, address: Address, parsed: BaseModel) -> None:
-        """Store the output; a value the caller supplied meanwhile is kept."""
+    def _write(self, address: Address, parsed: BaseModel) -> dict[str, object]:
+        """Store the output; a value the caller supplied meanwhile is kept.
+
+        Returns:
+            The fields written, with their values (none when the instance is gone).
+        """
         values = to_plain(parsed)
         assert isinstance(values, dict)
         current = self.state.instance(address) or {}
         fresh = {name: value for name, value in values.items() if name not in current}
+        if self.state.instance(address) is None:
+            return {}
         self.state.write_generated(address, fresh)
+        return fresh
 
-    def validated_tasks(self) -> dict[str, TreeNode]:
-        """Each root task's values, validated against its class.
+    def validated_tasks(self) -> tuple[dict[str, TreeNode], dict[str, str]]:
+        """Each root task's values, validated against its class; with failed steps
+        (``on_error="continue"``), why each task that does not validate fails.
 
         Raises:
-            ExecutionError: The values do not validate (e.g. a validator of the class).
+            ExecutionError: The values do not validate (e.g. a validator of the class)
+                and no step failed.
         """
         tasks: dict[str, TreeNode] = {}
+        invalid: dict[str, str] = {}
         for tag, task_class in self.setup.tasks.items():
             try:
                 tasks[tag] = task_class.model_validate(self.state.roots[tag])
@@ -352,9 +430,17 @@ class _Run:
                     f"  - {'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
                     for detail in error.errors(include_url=False)
                 )
-                raise ExecutionError(
-                    f"The values of {display_name(task_class)!r} do not validate after "
-                    f"the run:\n{details}\n"
-                    "  hint: check the class's validators against what the steps generate"
-                ) from error
-        return tasks
+                if not self.errors:
+                    raise ExecutionError(
+                        f"The values of {display_name(task_class)!r} do not validate after "
+                        f"the run:\n{details}\n"
+                        "  hint: check the class's validators against what the steps generate"
+                    ) from error
+                invalid[tag] = (
+                    f"The values of {display_name(task_class)!r} do not validate: "
+                    f"{len(self.errors)} step instance(s) failed and {len(self.skipped)} "
+                    f"were skipped:\n{details}\n"
+                    "  hint: see result.errors and result.skipped; "
+                    f"result.partial({display_name(task_class)!r}) gives the values as plain data"
+                )
+        return tasks, invalid

@@ -1,20 +1,27 @@
-"""What a run returns: the filled root tasks, and one trace record per model call."""
+"""What a run returns: the filled root tasks, one trace record per model call, what
+wrote each value (DESIGN D14), and, with ``on_error="continue"``, what failed."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from langchain_core.messages import BaseMessage
 from pydantic_core import to_jsonable_python
 
+from langtree.errors import ExecutionError
+from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
 
-__all__ = ["RunResult", "TraceRecord"]
+if TYPE_CHECKING:
+    from langtree.runtime.failure import StepFailedError
+
+__all__ = ["RunResult", "SkippedInstance", "TraceRecord"]
 
 _Task = TypeVar("_Task", bound=TreeNode)
 
@@ -74,6 +81,27 @@ class TraceRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedInstance:
+    """A step instance not run because an instance it depends on failed or was skipped
+    (``on_error="continue"``).
+
+    Attributes:
+        step_id: The plan step.
+        node_path: The node instance.
+        because: The step id and node path of the failed (or skipped) instance it
+            depended on, e.g. ``task.report.sections:summary at task.report.sections[1]``.
+    """
+
+    step_id: str
+    node_path: str
+    because: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The record as JSON-ready data."""
+        return {"step_id": self.step_id, "node_path": self.node_path, "because": self.because}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """The filled root tasks of a run, validated against the user's classes.
 
@@ -84,16 +112,32 @@ class RunResult:
     the number is in :attr:`resampled_values`, and :meth:`dump` and :meth:`to_json` add it
     next to the field as ``f_resampled_value``.
 
+    With ``RunStructure({"on_error": "continue"})`` a run whose steps fail still returns:
+    :attr:`errors` lists the failures, :attr:`skipped` the instances not run because of
+    them, and ``result[Task]`` raises :class:`~langtree.errors.ExecutionError` for a task
+    whose values do not validate; :meth:`partial` gives any task's values as plain data.
+
     Attributes:
-        tasks: Each root task's instance, by tag.
+        tasks: Each root task's instance, by tag (the tasks that validated).
         trace: One record per model call, in the order the calls finished.
         resampled_values: The aggregated number of each numerically aggregated field, by
             ``(node path, field)``, e.g. ``("task.rate_review", "rating"): 2.6``.
+        provenance_records: Every write of the run, in write order (see
+            :meth:`provenance`).
+        errors: Every step instance that failed after its retries (``on_error="continue"``).
+        skipped: The instances not run because one they depend on failed.
+        partials: Each root task's values as plain data, by tag.
+        invalid: Why each task that did not validate failed, by tag.
     """
 
     tasks: Mapping[str, TreeNode]
     trace: tuple[TraceRecord, ...]
     resampled_values: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    provenance_records: tuple[ProvenanceRecord, ...] = ()
+    errors: tuple[StepFailedError, ...] = ()
+    skipped: tuple[SkippedInstance, ...] = ()
+    partials: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    invalid: Mapping[str, str] = field(default_factory=dict)
 
     @overload
     def __getitem__(self, key: type[_Task]) -> _Task: ...
@@ -102,11 +146,59 @@ class RunResult:
     def __getitem__(self, key: str) -> TreeNode: ...
 
     def __getitem__(self, key: type[TreeNode] | str) -> TreeNode:
-        tag = key if isinstance(key, str) else task_tag(key.__name__)
-        if tag is None or tag not in self.tasks:
-            tasks = ", ".join(repr(name) for name in self.tasks)
-            raise KeyError(f"{key!r} is not a task of this run; its tasks are {tasks}")
+        """The task's instance.
+
+        Raises:
+            KeyError: It is not a task of this run.
+            ExecutionError: Its values do not validate (a step failed under
+                ``on_error="continue"``); :meth:`partial` gives them as plain data.
+        """
+        tag = self._tag(key)
+        if tag in self.invalid:
+            raise ExecutionError(self.invalid[tag])
         return self.tasks[tag]
+
+    def _tag(self, key: type[TreeNode] | str) -> str:
+        tag = key if isinstance(key, str) else task_tag(key.__name__)
+        if tag is None or (tag not in self.tasks and tag not in self.invalid):
+            tasks = ", ".join(repr(name) for name in [*self.tasks, *self.invalid])
+            raise KeyError(f"{key!r} is not a task of this run; its tasks are {tasks}")
+        return tag
+
+    def partial(self, key: type[TreeNode] | str) -> dict[str, object]:
+        """A task's values as plain data, whether or not they validate (a copy).
+
+        Raises:
+            KeyError: It is not a task of this run.
+        """
+        return copy.deepcopy(dict(self.partials.get(self._tag(key), {})))
+
+    def provenance(self, path: str) -> tuple[ProvenanceRecord, ...]:
+        """What wrote the value at a field path, in write order; the last write wins.
+
+        ``path`` is an instance path as ``langtree.prompts.state.instance_text`` prints it,
+        a dot and the field, one ``[i]`` per list level:
+        ``"task.summarize_report.sections[0].summary"``,
+        ``"task.write_digest.section_summaries"``. Fields holding nodes have no records
+        of their own; their nodes' fields do.
+
+        Raises:
+            UnknownPathError: (a ``KeyError``) Nothing was written at ``path``; the
+                message names close paths.
+        """
+        found = tuple(record for record in self.provenance_records if record.path == path)
+        if not found:
+            known = list(dict.fromkeys(record.path for record in self.provenance_records))
+            raise UnknownPathError(path, known)
+        return found
+
+    def provenance_paths(self) -> list[str]:
+        """Every field path written, in order of its first write."""
+        return list(dict.fromkeys(record.path for record in self.provenance_records))
+
+    def provenance_json(self) -> list[dict[str, object]]:
+        """Every write as JSON-ready data, in write order (as in :meth:`to_json`)."""
+        return [record.to_dict() for record in self.provenance_records]
 
     def dump(self, key: type[TreeNode] | str) -> dict[str, object]:
         """A task's values as JSON-ready data, with each ``f_resampled_value`` added.
@@ -128,11 +220,23 @@ class RunResult:
         return data
 
     def to_json(self) -> str:
-        """The tasks' values (see :meth:`dump`) and the trace as indented JSON text."""
-        data = {
+        """The tasks' values (see :meth:`dump`), the trace and the provenance as indented
+        JSON text; a run with failures adds ``errors``, ``skipped`` and the ``partial``
+        values of the tasks that do not validate."""
+        data: dict[str, object] = {
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
+            "provenance": self.provenance_json(),
         }
+        if self.errors or self.skipped or self.invalid:
+            data["errors"] = [
+                {"step_id": error.step_id, "node_path": error.node_path, "message": str(error)}
+                for error in self.errors
+            ]
+            data["skipped"] = [record.to_dict() for record in self.skipped]
+            data["partial"] = {
+                tag: to_jsonable_python(self.partials.get(tag)) for tag in self.invalid
+            }
         return json.dumps(data, indent=2, ensure_ascii=False)
 
 

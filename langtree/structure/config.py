@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 from langtree.dsl.commands import Modifier
 from langtree.dsl.hints import suggest
@@ -27,7 +27,9 @@ CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {
     "default_modifier",
     "prompt_template",
     "token_budget",
+    "on_error",
 }
+_ON_ERROR = ("raise", "continue")
 
 ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
 
@@ -43,12 +45,17 @@ class StructureConfig:
             compiled by the prompt stage.
         token_budget: The most prompt tokens per step, by model key (``"*"``: every
             other model); a single number applies to every model.
+        on_error: What a step instance that fails after its retries does: ``"raise"``
+            (the default) stops the run with its ``StepFailedError``; ``"continue"``
+            skips the instances that depend on it, finishes the rest, and lists the
+            failures in ``RunResult.errors``.
     """
 
     type_mapping: TypeMappingConfig = field(default_factory=TypeMappingConfig)
     default_modifier: Modifier = "sequential"
     prompt_template: str | None = None
     token_budget: Mapping[str, int] = field(default_factory=dict)
+    on_error: Literal["raise", "continue"] = "raise"
 
     def budget_for(self, model_key: str | None) -> int | None:
         """The token budget of a step that uses ``model_key`` (``None``: none set)."""
@@ -86,6 +93,9 @@ class StructureConfig:
         budget = _budget(config.get("token_budget"))
         if budget is None:
             problems.append(_bad_budget(config["token_budget"]))
+        on_error = config.get("on_error", "raise")
+        if on_error not in _ON_ERROR:
+            problems.append(_bad_on_error(on_error))
         type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
         try:
             type_mapping = TypeMappingConfig.from_mapping(type_settings)
@@ -100,6 +110,7 @@ class StructureConfig:
             default_modifier=modifier,
             prompt_template=template if isinstance(template, str) else None,
             token_budget=budget or {},
+            on_error="continue" if on_error == "continue" else "raise",
         )
 
 
@@ -166,4 +177,13 @@ def _bad_budget(value: object) -> Diagnostic:
         f"model key, got {value!r}",
         hint="e.g. RunStructure({'token_budget': 4000}) or "
         "RunStructure({'token_budget': {'fast': 4000, '*': 16000}})",
+    )
+
+
+def _bad_on_error(value: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"'on_error' must be 'raise' or 'continue', got {value!r}",
+        hint="pass 'raise' (the default: a failed step stops the run) or 'continue' "
+        "(finish the other steps and list the failures in result.errors)",
     )
