@@ -89,7 +89,7 @@ def _decode_string(tokens: Tokenizer, token: Token) -> str:
         if match.group(1) not in _UNESCAPES:
             start = token.start + 1 + match.start()
             tokens.fail(
-                f"Unknown escape sequence {match.group()!r} in string",
+                f"Unknown escape sequence '{match.group()}' in string",
                 hint="escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
                 start=start,
                 end=start + 2,

@@ -20,7 +20,14 @@ from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.type_config import TypeMappingConfig
 
-__all__ = ["FieldKey", "FlowSchedule", "flow_reads", "flow_writes", "step_writes"]
+__all__ = [
+    "CommandReadiness",
+    "FieldKey",
+    "FlowSchedule",
+    "flow_reads",
+    "flow_writes",
+    "step_writes",
+]
 
 
 FieldKey = tuple[str, str]
@@ -29,14 +36,14 @@ _WRITES: tuple[TargetScope, ...] = ("value",)
 _SENDS: tuple[TargetScope, ...] = ("prompt", "outputs", "external")
 
 
-class FlowSchedule:
-    """Runs each command once everything it reads is settled.
+class CommandReadiness:
+    """The commands still waiting, and which of them are ready as step writes settle.
 
-    A command reads the fields on its inclusion and source paths (a node source: the
-    node's whole subtree) and the fields that lead to its node; it waits for every later
-    step that generates one of them and for every other waiting command that writes one.
-    Ready commands write their ``value`` targets first, then send ``prompt`` and
-    ``outputs`` values, so that these reach the elements that the writes create.
+    Steps may settle in any order (:meth:`settle`). A command is ready once no unsettled
+    step generates a field it reads and no other waiting command writes one; readiness is
+    checked only for the commands a settled field or a carried-out command concerns.
+    Ready commands write their ``value`` targets first (:meth:`_write`), then send
+    ``prompt`` and ``outputs`` values, so that these reach the elements the writes create.
     """
 
     def __init__(
@@ -45,59 +52,77 @@ class FlowSchedule:
         self.flows = list(flows)
         self.waiting = set(range(len(self.flows)))
         self.reads = [flow_reads(registry, flow) for flow in self.flows]
-        self.readers: dict[FieldKey, list[int]] = defaultdict(list)
-        for index, keys in enumerate(self.reads):
-            for key in keys:
-                self.readers[key].append(index)
-        self.blockers = self._blockers([flow_writes(registry, flow) for flow in self.flows])
+        self.readers = _index(self.reads)
+        writers = _index(flow_writes(registry, flow) for flow in self.flows)
+        self.blockers = [
+            {other for key in keys for other in writers.get(key, ())} - {index}
+            for index, keys in enumerate(self.reads)
+        ]
         self.unblocks: dict[int, list[int]] = defaultdict(list)
-        for index, blockers in self.blockers.items():
+        for index, blockers in enumerate(self.blockers):
             for blocker in blockers:
                 self.unblocks[blocker].append(index)
         self.step_writes = [step_writes(registry, step) for step in steps]
-        self.later: Counter[FieldKey] = Counter(key for keys in self.step_writes for key in keys)
-        self.done_steps = 0
+        self.unsettled: Counter[FieldKey] = Counter(
+            key for keys in self.step_writes for key in keys
+        )
         self.candidates = set(self.waiting)
 
-    def _blockers(self, writes: list[set[FieldKey]]) -> dict[int, set[int]]:
-        """For each command, the other commands that write something it reads."""
-        writers: dict[FieldKey, set[int]] = defaultdict(set)
-        for index, keys in enumerate(writes):
-            for key in keys:
-                writers[key].add(index)
-        return {
-            index: {other for key in keys for other in writers.get(key, ())} - {index}
-            for index, keys in enumerate(self.reads)
-        }
+    def settle(self, position: int) -> None:
+        """Record that the step at ``position`` has written everything it generates."""
+        for key in self.step_writes[position]:
+            self.unsettled[key] -= 1
+            if self.unsettled[key] <= 0:
+                self.candidates.update(self.readers.get(key, ()))
 
-    def apply_ready(self, state: RunState, position: int, config: TypeMappingConfig) -> None:
-        """Carry out every command ready before the step at ``position``."""
-        while self.done_steps < position:
-            for key in self.step_writes[self.done_steps]:
-                self.later[key] -= 1
-                if self.later[key] <= 0:
-                    self.candidates.update(self.readers.get(key, ()))
-            self.done_steps += 1
+    def carry_out_ready(self, state: RunState, config: TypeMappingConfig) -> None:
+        """Carry out every waiting command whose reads are all settled.
+
+        Raises:
+            ExecutionError: A command's value does not fit its target (see
+                :func:`~langtree.prompts.dataflow.apply_flow`).
+        """
         while ready := self._ready():
-            flows = [self.flows[index] for index in ready]
-            for flow in flows:
-                apply_flow(state, flow, config, scopes=_WRITES)
-            for flow in flows:
-                apply_flow(state, flow, config, scopes=_SENDS)
+            for index in ready:
+                self._write(state, self.flows[index], config)
+            for index in ready:
+                apply_flow(state, self.flows[index], config, scopes=_SENDS)
             self.waiting.difference_update(ready)
             for index in ready:
                 self.candidates.update(self.unblocks.get(index, ()))
 
+    def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
+        """Write a ready command's ``value`` targets."""
+        apply_flow(state, flow, config, scopes=_WRITES)
+
     def _ready(self) -> list[int]:
-        """The waiting commands among the candidates whose reads are all settled."""
+        """The waiting candidates whose reads are all settled; they stay candidates until
+        carried out, so that a failed batch is checked again."""
         ready = [
             index
             for index in sorted(self.candidates & self.waiting)
-            if not any(self.later[key] > 0 for key in self.reads[index])
+            if not any(self.unsettled[key] > 0 for key in self.reads[index])
             and not self.blockers[index] & self.waiting
         ]
-        self.candidates.clear()
+        self.candidates = set(ready)
         return ready
+
+
+class FlowSchedule(CommandReadiness):
+    """The dry run's schedule: plan steps finish in plan order."""
+
+    def __init__(
+        self, registry: NodeRegistry, flows: Sequence[Flow], steps: Sequence[PlanStep]
+    ) -> None:
+        super().__init__(registry, flows, steps)
+        self.done_steps = 0
+
+    def apply_ready(self, state: RunState, position: int, config: TypeMappingConfig) -> None:
+        """Carry out every command ready before the step at ``position``."""
+        while self.done_steps < position:
+            self.settle(self.done_steps)
+            self.done_steps += 1
+        self.carry_out_ready(state, config)
 
 
 def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
@@ -161,3 +186,12 @@ def _subtree_keys(registry: NodeRegistry, node: Node) -> set[FieldKey]:
     for child in registry.children(node.tag):
         keys |= _subtree_keys(registry, child)
     return keys
+
+
+def _index(keysets: Iterable[set[FieldKey]]) -> dict[FieldKey, list[int]]:
+    """For each field, the positions of the sets that hold it."""
+    index: dict[FieldKey, list[int]] = defaultdict(list)
+    for position, keys in enumerate(keysets):
+        for key in keys:
+            index[key].append(position)
+    return index

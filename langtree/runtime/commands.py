@@ -1,7 +1,7 @@
 """When ``@each``/``@all`` commands run during a run, with steps finishing in any order.
 
-This is the run-time twin of the dry run's schedule (:mod:`langtree.prompts.schedule`),
-built from the same read/write sets: a command is carried out once no unfinished step
+This builds on the dry run's schedule (:class:`~langtree.prompts.schedule.CommandReadiness`),
+which steps may settle in any order: a command is carried out once no unfinished step
 generates what it reads and no waiting command writes it; ``value`` targets are written
 before ``prompt``/``outputs`` values are sent.
 
@@ -14,25 +14,21 @@ same mapped values as the dry run's.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Sequence
 
-from langtree.prompts.dataflow import apply_flow
-from langtree.prompts.schedule import flow_reads, flow_writes, step_writes
+from langtree.prompts.schedule import CommandReadiness, FieldKey
 from langtree.prompts.state import RunState
 from langtree.runtime.provenance import ProvenanceLog
-from langtree.structure.flows import Flow, TargetScope
+from langtree.structure.flows import Flow
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["CommandTracker"]
 
-_WRITES: tuple[TargetScope, ...] = ("value",)
-_SENDS: tuple[TargetScope, ...] = ("prompt", "outputs", "external")
 
-
-class CommandTracker:
+class CommandTracker(CommandReadiness):
     """The commands still waiting, and what each one waits for.
 
     Args:
@@ -50,22 +46,14 @@ class CommandTracker:
         *,
         log: ProvenanceLog | None = None,
     ) -> None:
+        super().__init__(registry, flows, steps)
         self.log = log
-        self.flows = list(flows)
-        self.waiting = set(range(len(self.flows)))
-        self.reads = [flow_reads(registry, flow) for flow in self.flows]
-        writes = [flow_writes(registry, flow) for flow in self.flows]
-        self.blockers = [
-            {other for other, keys in enumerate(writes) if other != index and keys & reads}
-            for index, reads in enumerate(self.reads)
-        ]
-        writes_by_step = [step_writes(registry, step) for step in steps]
-        self.step_writes = writes_by_step
-        self.unsettled: Counter[tuple[str, str]] = Counter(
-            key for keys in writes_by_step for key in keys
-        )
+        generators: dict[FieldKey, set[int]] = defaultdict(set)
+        for position, keys in enumerate(self.step_writes):
+            for key in keys:
+                generators[key].add(position)
         direct = [
-            {position for position, keys in enumerate(writes_by_step) if keys & reads}
+            {position for key in reads for position in generators.get(key, ())}
             for reads in self.reads
         ]
         self.producers = [self._closure(index, direct) for index in range(len(self.flows))]
@@ -102,28 +90,19 @@ class CommandTracker:
             ExecutionError: A command's value does not fit its target (see
                 :func:`~langtree.prompts.dataflow.apply_flow`).
         """
-        self.unsettled.subtract(self.step_writes[position])
+        self.settle(position)
         self.apply_ready(state, config)
 
     def apply_ready(self, state: RunState, config: TypeMappingConfig) -> None:
         """Carry out every waiting command whose reads are all settled."""
-        while ready := self._ready():
-            for index in ready:
-                before = self.log.snapshot(state) if self.log is not None else None
-                apply_flow(state, self.flows[index], config, scopes=_WRITES)
-                if self.log is not None and before is not None:
-                    self.log.record_mapping(before, state, self.flows[index])
-            for index in ready:
-                apply_flow(state, self.flows[index], config, scopes=_SENDS)
-            self.waiting.difference_update(ready)
+        self.carry_out_ready(state, config)
 
-    def _ready(self) -> list[int]:
-        return [
-            index
-            for index in sorted(self.waiting)
-            if not any(self.unsettled[key] > 0 for key in self.reads[index])
-            and not self.blockers[index] & self.waiting
-        ]
+    def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
+        """Write a command's ``value`` targets, and log what they wrote."""
+        before = self.log.snapshot(state) if self.log is not None else None
+        super()._write(state, flow, config)
+        if self.log is not None and before is not None:
+            self.log.record_mapping(before, state, flow)
 
 
 def _reaches(flow: Flow, tag: str) -> bool:

@@ -112,7 +112,7 @@ class NodeRegistry:
         if parts[0] == "task" and len(parts) > 1:
             root = self._nodes.get(f"task.{parts[1]}")
             if root is None:
-                return self._no_task(parts[1])
+                return self._no_task(parts[1], own_root=self.path(start.tag)[0].tag)
             return self._walk(root, parts, 2)
         return self._walk(start, parts, 0)
 
@@ -120,9 +120,10 @@ class NodeRegistry:
         """Resolve a dotted path from ``start`` only: ``task`` is read as a field name."""
         return self._walk(start, path.split("."), 0)
 
-    def _no_task(self, name: str) -> PathProblem:
+    def _no_task(self, name: str, *, own_root: str) -> PathProblem:
+        """No task at ``task.<name>``; the hint never suggests the command's own task."""
         tag = f"task.{name}"
-        close = get_close_matches(tag, sorted(self._tasks), n=1)
+        close = get_close_matches(tag, sorted(set(self._tasks) - {own_root}), n=1)
         hint = f"did you mean {close[0]!r}? Or " if close else ""
         return PathProblem(
             component=1,

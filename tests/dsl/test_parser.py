@@ -214,7 +214,7 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
         ),
         pytest.param(
             r'! s="a\qb"',
-            r"Unknown escape sequence '\\q' in string",
+            r"Unknown escape sequence '\q' in string",
             "escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
             id="unknown-escape",
         ),
