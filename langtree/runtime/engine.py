@@ -36,7 +36,7 @@ from langtree.errors import ExecutionError
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.prompts.template import StepTemplate
-from langtree.runtime.call import StepCall
+from langtree.runtime.call import StepCall, bind_step
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.precheck import missing_external_variables
@@ -44,12 +44,13 @@ from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import aggregate, sample
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
-from langtree.runtime.schema import step_model, tool_schema
+from langtree.runtime.schema import step_model
 from langtree.runtime.waits import InstanceWaits
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
+from langtree.structure.structure import collector_paused
 from langtree.structure.tree_node import TreeNode, display_name
 from langtree.structure.type_config import TypeMappingConfig
 
@@ -134,35 +135,36 @@ async def execute(
         StructureError: A step's model key is not in the provider.
     """
     _check_settings(max_concurrency, max_retries)
-    state = RunState.start(setup.registry, setup.inputs)
-    log = ProvenanceLog(setup.registry)
-    log.record_start(state, setup.inputs)
-    builder = _prompt_builder(setup, state)
-    builder.missing = missing_external_variables(
-        setup.registry,
-        setup.analysis,
-        setup.plan,
-        setup.inputs,
-        variables=setup.variables,
-        config=setup.config,
-    )
-    builder.check_missing()
-    run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries, state, builder)
-    run.log = log
-    run.commands.log = log
-    run.on_error = on_error
-    await run.all_steps()
-    tasks, invalid = run.validated_tasks()
-    return RunResult(
-        tasks=tasks,
-        trace=tuple(run.trace),
-        resampled_values=dict(run.resampled_values),
-        provenance_records=tuple(log.records),
-        errors=tuple(run.errors),
-        skipped=tuple(run.skipped),
-        partials=copy.deepcopy(state.roots),
-        invalid=invalid,
-    )
+    with collector_paused():
+        state = RunState.start(setup.registry, setup.inputs)
+        log = ProvenanceLog(setup.registry)
+        log.record_start(state, setup.inputs)
+        builder = _prompt_builder(setup, state)
+        builder.missing = missing_external_variables(
+            setup.registry,
+            setup.analysis,
+            setup.plan,
+            setup.inputs,
+            variables=setup.variables,
+            config=setup.config,
+        )
+        builder.check_missing()
+        run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries, state, builder)
+        run.log = log
+        run.commands.log = log
+        run.on_error = on_error
+        await run.all_steps()
+        tasks, invalid = run.validated_tasks()
+        return RunResult(
+            tasks=tasks,
+            trace=tuple(run.trace),
+            resampled_values=dict(run.resampled_values),
+            provenance_records=tuple(log.records),
+            errors=tuple(run.errors),
+            skipped=tuple(run.skipped),
+            partials=copy.deepcopy(state.roots),
+            invalid=invalid,
+        )
 
 
 def run_blocking(start: Callable[[], Awaitable[_Result]]) -> _Result:
@@ -245,8 +247,10 @@ class _Run:
         assert node is not None
         model = provider.get(step.model)
         output = step_model(node, step)
+        runnable, tool_name = bind_step(model, output)
         return StepCall(
-            runnable=model.with_structured_output(tool_schema(output), include_raw=True),
+            runnable=runnable,
+            tool_name=tool_name,
             output=output,
             model=step.model or provider.default,
             max_retries=retries,

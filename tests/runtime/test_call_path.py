@@ -1,0 +1,148 @@
+"""The model call path: the tool bound directly, and with_structured_output as fallback."""
+
+from collections.abc import Sequence
+from operator import itemgetter
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+from langtree import RunStructure, TreeNode
+from langtree.runtime import LLMProvider, RunResult
+from langtree.runtime.call import bind_step
+from langtree.runtime.schema import tool_schema
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import ResponderResult
+
+
+class TaskGreet(TreeNode):
+    """Greet the person by name."""
+
+    name: str = Field(description="Who to greet.")
+    greeting: str = Field(description="One friendly sentence.")
+
+
+class StructuredOnly(FakeChatModel):
+    """A model without ``bind_tools`` that implements ``with_structured_output`` itself."""
+
+    def bind_tools(self, *args: Any, **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        raise NotImplementedError
+
+    def with_structured_output(  # type: ignore[override]
+        self, schema: dict[str, Any], *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        assert include_raw
+        tools = FakeChatModel.bind_tools(self, [schema], tool_choice="any")
+        name = convert_to_openai_tool(schema)["function"]["name"]
+        parser = JsonOutputKeyToolsParser(key_name=name, first_tool_only=True)
+        assign = RunnablePassthrough.assign(
+            parsed=itemgetter("raw") | parser, parsing_error=lambda _: None
+        )
+        fallback = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=tools) | assign.with_fallbacks(
+            [fallback], exception_key="parsing_error"
+        )
+
+
+def replies(*answers: ResponderResult) -> Any:
+    queue = list(answers)
+    return lambda request: queue.pop(0)
+
+
+def greet(model: FakeChatModel, **options: Any) -> RunResult:
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskGreet)
+    return structure.run({TaskGreet: {"name": "Ada"}}, **options)
+
+
+def trace_fields(result: RunResult) -> list[tuple[object, ...]]:
+    return [
+        (r.step_id, r.node_path, r.fields, r.attempt, r.messages, r.usage, r.raw_output, r.error)
+        for r in result.trace
+    ]
+
+
+def test_step_is_bound_to_its_tool_by_name() -> None:
+    model = FakeChatModel()
+    runnable, name = bind_step(model, TaskGreet)
+
+    reply = runnable.invoke("Hi")
+
+    assert name == tool_schema(TaskGreet)["title"]
+    assert isinstance(reply, AIMessage)
+    assert reply.tool_calls[0]["name"] == name
+    assert model.calls[0].tool_name == name
+
+
+def test_model_without_bind_tools_is_bound_with_structured_output() -> None:
+    runnable, name = bind_step(StructuredOnly(), TaskGreet)
+
+    assert name is None
+    assert isinstance(runnable.invoke("Hi"), dict)
+
+
+def test_both_paths_give_the_same_output_and_trace() -> None:
+    answers = ({"greeting": 5}, "no tool call here", {"greeting": "Hello, Ada!"})
+    direct = greet(FakeChatModel(responder=replies(*answers)))
+    fallback = greet(StructuredOnly(responder=replies(*answers)))
+
+    assert direct[TaskGreet] == fallback[TaskGreet]
+    assert direct[TaskGreet].greeting == "Hello, Ada!"
+    assert trace_fields(direct) == trace_fields(fallback)
+    assert [r.error is None for r in direct.trace] == [False, False, True]
+
+
+class InvalidThenValid(BaseChatModel):
+    """First an invalid tool call (unparsable arguments), then a valid one."""
+
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "invalid-then-valid"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, AIMessage]:
+        return self.bind(tools=tools, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.sent.append(messages)
+        name = kwargs["tool_choice"]
+        if len(self.sent) == 1:
+            message = AIMessage(
+                content="",
+                invalid_tool_calls=[
+                    {"type": "invalid_tool_call", "name": name, "args": "{oops", "id": "1"}
+                ],
+                usage_metadata={"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+            )
+        else:
+            message = AIMessage(
+                content="",
+                tool_calls=[{"name": name, "args": {"greeting": "Hi, Ada."}, "id": "2"}],
+            )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def test_invalid_tool_call_is_retried_with_feedback() -> None:
+    model = InvalidThenValid()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskGreet)
+
+    result = structure.run({TaskGreet: {"name": "Ada"}})
+
+    assert result[TaskGreet].greeting == "Hi, Ada."
+    first = result.trace[0]
+    assert (first.raw_output, first.usage) == (
+        "{oops",
+        {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5},
+    )
+    assert model.sent[1][-1].content == (
+        "Your previous answer could not be used:\n"
+        "- the answer held no structured output (no tool call)\n\n"
+        "Write Greeting again, as structured output."
+    )
