@@ -29,6 +29,7 @@ from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.texts import class_parse_diagnostics
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
+from langtree.testing import FakeChatModel
 
 __all__ = ["main"]
 
@@ -271,14 +272,12 @@ def _provider(spec: str | None, keys: list[str]) -> LLMProvider:
         LangTreeError: The value names nothing usable (the CLI exits with status 2).
     """
     if spec is None:
-        try:
+        try:  # the local model is an extra: import it only when it is asked for
             from langtree.models import default_local_model
         except ImportError:
             raise LangTreeError(NO_MODEL) from None
         return LLMProvider(dict.fromkeys(keys, default_local_model))
     if spec == "fake":
-        from langtree.testing import FakeChatModel
-
         return LLMProvider({key: FakeChatModel() for key in keys})
     module_name, colon, attribute = spec.rpartition(":")
     if not colon or not module_name or not attribute:

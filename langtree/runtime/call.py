@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
@@ -215,7 +216,7 @@ class StepCall:
         parser = JsonOutputKeyToolsParser(key_name=name, first_tool_only=True)
         try:
             return parser.parse_result([ChatGeneration(message=reply)]), None
-        except Exception as error:  # noqa: BLE001 - as with_structured_output's fallback
+        except OutputParserException as error:
             return None, error
 
     def _validate(
