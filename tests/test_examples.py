@@ -365,18 +365,22 @@ def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
     assert len(result.trace) == len(model.calls) > 0
 
 
-def test_an_example_runs_on_the_embedded_local_model() -> None:
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_example_runs_on_the_embedded_local_model(name: str) -> None:
     local = pytest.importorskip("langtree.models.local")
     try:
         local.default_model_path()
     except ExecutionError:
         pytest.skip("the local model's weights are not installed: make local-model")
-    module = load("review_rating")
-    structure = running_structure(module, {"default": local.default_local_model()})
+    module = load(name)
+    model = local.default_local_model()
+    structure = running_structure(module, dict.fromkeys(module.MODEL_KEYS, model))
 
-    result = structure.run(inputs_for("review_rating", module))
+    result = structure.run(inputs_for(name, module), variables=EXPECTED[name].variables)
 
-    rated = result[module.TaskRateReview]
-    assert isinstance(rated.rating, module.Rating)
-    assert isinstance(rated.verdict, module.Verdict)
-    assert len(result.trace) == 10  # two steps, five samples each
+    filled = [result[task] for task in tasks(module)]
+    assert all(
+        isinstance(instance, task) for instance, task in zip(filled, tasks(module), strict=True)
+    )
+    assert all(generated_fields_filled(instance) for instance in filled)
+    assert result.trace
