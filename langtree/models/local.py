@@ -22,24 +22,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langtree.errors import ExecutionError
 from langtree.models.llama_server import ServerSettings, default_model_path, loaded_server
-from langtree.runtime.tool_choice import chosen_tool
+from langtree.runtime.tool_choice import ToolCallingChatModel, chosen_tool
 
 __all__ = ["LocalChatModel", "default_local_model"]
 
@@ -48,7 +44,7 @@ _CALL_OPTIONS = frozenset({"max_tokens", "temperature", "seed", "repeat_penalty"
 _ROLES: Mapping[str, str] = {"system": "system", "human": "user", "ai": "assistant"}
 
 
-class LocalChatModel(BaseChatModel):
+class LocalChatModel(ToolCallingChatModel):
     """A small chat model that runs on the CPU, offline, through llama.cpp.
 
     Bound to tools (``with_structured_output(Schema)`` binds one), it calls the first tool,
@@ -104,27 +100,6 @@ class LocalChatModel(BaseChatModel):
                 load the file.
         """
         loaded_server(self._settings())
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools in OpenAI's format, as provider chat models do.
-
-        Args:
-            tools: Pydantic classes, TypedDicts, JSON schemas, functions or tools.
-            tool_choice: A tool's name, ``"any"``/``"required"``/``"auto"`` (the first
-                tool) or ``"none"`` (a text reply).
-            **kwargs: Further keyword arguments bound to the model.
-
-        Returns:
-            The model with ``tools`` and ``tool_choice`` bound.
-        """
-        converted = [convert_to_openai_tool(tool) for tool in tools]
-        return self.bind(tools=converted, tool_choice=tool_choice, **kwargs)
 
     def _generate(
         self,

@@ -1,19 +1,48 @@
-"""Which bound tool a chat model calls, as provider models decide it.
+"""Binding tools and choosing the one to call, as provider chat models do.
 
 Shared by LangTree's own chat models (the offline fake and the embedded local model), so
-both read ``bind_tools(..., tool_choice=...)`` the same way.
+both take ``bind_tools(..., tool_choice=...)`` the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langtree.errors import ExecutionError
 
-__all__ = ["chosen_tool"]
+__all__ = ["ToolCallingChatModel", "chosen_tool"]
+
+
+class ToolCallingChatModel(BaseChatModel):
+    """A chat model that binds tools in OpenAI's format, as provider chat models do."""
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools in OpenAI's format.
+
+        Args:
+            tools: Pydantic classes, TypedDicts, JSON schemas, functions or tools.
+            tool_choice: A tool's name, ``"any"``/``"required"``/``"auto"`` (the first
+                tool) or ``"none"`` (a text reply).
+            **kwargs: Further keyword arguments bound to the model.
+
+        Returns:
+            The model with ``tools`` and ``tool_choice`` bound.
+        """
+        converted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=converted, tool_choice=tool_choice, **kwargs)
 
 
 def chosen_tool(tools: object, choice: object) -> Mapping[str, Any] | None:

@@ -27,20 +27,16 @@ from typing import Any, Literal
 
 import pydantic_core
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.chat_models import agenerate_from_stream, generate_from_stream
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import ensure_config
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from langtree.errors import ExecutionError
 from langtree.runtime.metadata import NODE_PATH_KEY
-from langtree.runtime.tool_choice import chosen_tool
+from langtree.runtime.tool_choice import ToolCallingChatModel, chosen_tool
 from langtree.testing.examples import example_value
 
 _PIECE = 16
@@ -77,7 +73,7 @@ class FakeRequest:
     tool_name: str | None
 
 
-class FakeChatModel(BaseChatModel):
+class FakeChatModel(ToolCallingChatModel):
     """A deterministic chat model that answers offline and records every call.
 
     Bound to tools (``with_structured_output(Schema)`` binds one), it calls the first tool,
@@ -129,27 +125,6 @@ class FakeChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "langtree-fake"
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools in OpenAI's format, as provider chat models do.
-
-        Args:
-            tools: Pydantic classes, TypedDicts, JSON schemas, functions or tools.
-            tool_choice: A tool's name, ``"any"``/``"required"``/``"auto"`` (the first
-                tool) or ``"none"`` (a text reply).
-            **kwargs: Further keyword arguments bound to the model.
-
-        Returns:
-            The model with ``tools`` and ``tool_choice`` bound.
-        """
-        converted = [convert_to_openai_tool(tool) for tool in tools]
-        return self.bind(tools=converted, tool_choice=tool_choice, **kwargs)
 
     def _generate(
         self,
