@@ -76,7 +76,7 @@ def analyse(
     )
     diagnostics += variables.diagnostics + setting_diagnostics + earlier
     diagnostics += check_scopes(registry, flows)
-    diagnostics += check_placeholders(registry, prompt_variable_names(flows))
+    diagnostics += check_placeholders(registry, prompt_variable_names(flows), variables)
     diagnostics += check_value_types(flows, config.type_mapping)
     checked = Analysis(
         flows=tuple(flows),

@@ -18,6 +18,7 @@ from langtree.errors import Diagnostic
 from langtree.structure.origins import Origin
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node
+from langtree.structure.variables import AssemblyVariables
 
 __all__ = [
     "TEMPLATE_VARIABLES",
@@ -56,7 +57,9 @@ def find_placeholders(text: str) -> list[Placeholder]:
 
 
 def check_placeholders(
-    registry: NodeRegistry, prompt_variables: Mapping[str, set[str]]
+    registry: NodeRegistry,
+    prompt_variables: Mapping[str, set[str]],
+    variables: AssemblyVariables | None = None,
 ) -> Iterator[Diagnostic]:
     """Check every placeholder of every node's texts.
 
@@ -64,25 +67,36 @@ def check_placeholders(
         registry: The nodes.
         prompt_variables: For each node tag, the names that ``prompt`` mappings make
             resolvable in it (numbered names included).
+        variables: The assembly variables, to say so when a ``{name}`` names one.
     """
     for node in registry:
-        checker = _NodeChecker(registry, node, prompt_variables.get(node.tag, set()))
+        checker = _NodeChecker(registry, node, prompt_variables.get(node.tag, set()), variables)
         yield from checker.check(node.extraction, node.origin, docstring=True)
         for node_field in node.fields:
             yield from checker.check(node_field.extraction, node_field.origin, docstring=False)
 
 
 class _NodeChecker:
-    def __init__(self, registry: NodeRegistry, node: Node, prompt_names: set[str]) -> None:
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        node: Node,
+        prompt_names: set[str],
+        variables: AssemblyVariables | None,
+    ) -> None:
         self.node = node
         self.names = prompt_names | _field_names_up(registry, node)
+        self.variables = variables
 
     def check(
         self, extraction: Extraction, origin: Origin, *, docstring: bool
     ) -> Iterator[Diagnostic]:
         lines = extraction.text.split("\n")
+        seen: set[str] = set()
         for placeholder in find_placeholders(extraction.text):
             problem = self._problem(placeholder, lines, docstring=docstring)
+            if problem is None and placeholder.name in TEMPLATE_VARIABLES:
+                problem = _repeated(placeholder.name, seen)
             if problem is not None:
                 message, hint, warning = problem
                 yield placeholder_diagnostic(
@@ -109,6 +123,14 @@ class _NodeChecker:
             )
         if name in self.names:
             return None
+        if self.variables is not None and self.variables.lookup(self.node.tag, name):
+            return (
+                f"{{{name}}} names the assembly variable {name!r}; assembly variables "
+                "configure commands and are not prompt text",
+                f"give the node a field with a default, e.g. '{name}: str = ...', or map a "
+                f"value into it with 'prompt.{name}=...'",
+                False,
+            )
         if self.node.parent is None:
             return (
                 f"{{{name}}} is an external variable: supply it at run time",
@@ -121,6 +143,18 @@ class _NodeChecker:
             "the literal braces as {{" + name + "}}",
             False,
         )
+
+
+def _repeated(name: str, seen: set[str]) -> tuple[str, str, bool] | None:
+    """A template variable that stands a second time in the same text."""
+    if name not in seen:
+        seen.add(name)
+        return None
+    return (
+        f"{{{name}}} stands more than once in this docstring",
+        f"keep one {{{name}}}: the content goes where the first one stands",
+        False,
+    )
 
 
 def _template_problem(

@@ -463,3 +463,58 @@ class TaskBraces(TreeNode):
 
 def test_other_brace_text_is_left_alone() -> None:
     assert diagnostics(TaskBraces) == ()
+
+
+class TaskToneVariable(TreeNode):
+    """
+    ! tone="friendly"
+    Write in a {tone} voice.
+    """
+
+    text: str = Field(description="The text.")
+
+
+def test_an_assembly_variable_is_not_prompt_text() -> None:
+    structure = RunStructure()
+    structure.add(TaskToneVariable)
+
+    with pytest.raises(StructureError) as caught:
+        structure.validate()
+
+    assert [(d.message, d.hint) for d in caught.value.diagnostics] == [
+        (
+            "{tone} names the assembly variable 'tone'; assembly variables configure commands "
+            "and are not prompt text",
+            "give the node a field with a default, e.g. 'tone: str = ...', or map a value "
+            "into it with 'prompt.tone=...'",
+        )
+    ]
+
+
+class TaskTwoSubtrees(TreeNode):
+    """
+    Intro.
+
+    {PROMPT_SUBTREE}
+
+    Middle.
+
+    {PROMPT_SUBTREE}
+    """
+
+    text: str = Field(description="The text.")
+
+
+def test_a_template_variable_stands_once_per_docstring() -> None:
+    structure = RunStructure()
+    structure.add(TaskTwoSubtrees)
+
+    with pytest.raises(StructureError) as caught:
+        structure.validate()
+
+    assert [(d.message, d.hint) for d in caught.value.diagnostics] == [
+        (
+            "{PROMPT_SUBTREE} stands more than once in this docstring",
+            "keep one {PROMPT_SUBTREE}: the content goes where the first one stands",
+        )
+    ]
