@@ -18,8 +18,6 @@ import datetime
 import gc
 import io
 import math
-import os
-import platform
 import pstats
 import random
 import subprocess
@@ -28,6 +26,7 @@ import time
 from collections.abc import Callable
 
 from langchain_core.prompts import ChatPromptTemplate
+from parse_benchmark import machine_lines
 from pydantic import BaseModel, Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
@@ -221,32 +220,9 @@ def peak_rss(kind: str, sections: int, paragraphs: int) -> int:
 
 
 def machine() -> list[str]:
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(
-                line.split(":", 1)[1].strip() for line in info if line.startswith("model name")
-            )
-    except (OSError, StopIteration):
-        pass
-    try:
-        revision = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "langtree"], capture_output=True, text=True
-        ).stdout.strip()
-        revision += " (langtree/ has uncommitted changes)" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        revision = "unknown"
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return [
-        f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, revision `{revision}`",
-        f"- Machine: {cpu}, {os.cpu_count()} logical cores",
-        f"- Python: {platform.python_implementation()} {platform.python_version()}",
-        f"- OS: {platform.platform()}",
-        f"- Load average at start (1, 5, 15 min): {load}",
-    ]
+    """The date, then the machine, interpreter, load and revision (shared with the other
+    benchmarks)."""
+    return [f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", *machine_lines()]
 
 
 def profile(doc, concurrency: int, top: int) -> None:
