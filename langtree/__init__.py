@@ -5,8 +5,11 @@ from importlib.metadata import PackageNotFoundError, version
 from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
-from langtree.runtime.provider import LLMProvider
+from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.provider import LLMProvider, ModelConfig
 from langtree.runtime.result import RunResult
+from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.usage import UsageLimits
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
@@ -20,11 +23,17 @@ __all__ = [
     "ExecutionError",
     "LLMProvider",
     "LangTreeError",
+    "ModelConfig",
+    "RetryPolicy",
+    "RunInterrupted",
+    "RunLimitError",
     "RunResult",
     "RunStructure",
+    "StepFailedError",
     "StructureError",
     "TreeNode",
     "TypeMappingConfig",
+    "UsageLimits",
     "ValidationStrategy",
     "parse_command",
 ]

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, Unpack
 
 from langchain_core.runnables import Runnable
 
+from langtree.errors import Diagnostic, StructureError
 from langtree.prompts.preview import StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.engine import (
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
     RunSetup,
+    RunWatch,
     execute,
     require_provider,
-    run_blocking,
+    run_interruptible,
 )
+from langtree.runtime.loop import on_affine_loop
+from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import RunInputs, run_runnable
+from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.structure.config import ConfigInput
 from langtree.structure.structure import TreeStructure
 
@@ -44,9 +47,16 @@ class RunStructure(TreeStructure):
 
     Args:
         config: Settings as a dict (e.g. ``{"validation_strategy": "permissive",
-            "default_modifier": "parallel"}``), a ``TypeMappingConfig``, or ``None``.
+            "default_modifier": "parallel", "call_timeout": 60}``), a
+            ``TypeMappingConfig``, or ``None``. The run settings (``max_concurrency``,
+            ``max_retries``, ``retry``, ``call_timeout``, ``deadline``,
+            ``usage_limits``) are the defaults of every run, which ``run(...)`` may
+            override.
         provider: The models that ``llm(...)`` may name; when given, unknown keys are
             reported by :meth:`validate`.
+
+    Raises:
+        StructureError: A setting is unknown or wrong (every one is reported).
 
     >>> from langtree import TreeNode
     >>> class TaskGreet(TreeNode):
@@ -62,7 +72,23 @@ class RunStructure(TreeStructure):
 
     def __init__(self, config: ConfigInput = None, provider: ModelCatalog | None = None) -> None:
         models = provider.list_models() if provider is not None else None
-        super().__init__(config, models=models)
+        settings, problems = RunSettings.from_mapping(config if isinstance(config, Mapping) else {})
+        wrong = [
+            Diagnostic(
+                severity="error",
+                message=problem,
+                hint="e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
+            )
+            for problem in problems
+        ]
+        try:
+            super().__init__(config, models=models, other_keys=RUN_SETTING_KEYS)
+        except StructureError as error:
+            raise StructureError([*error.diagnostics, *wrong]) from None
+        if wrong:
+            raise StructureError(wrong)
+        self.settings = settings
+        """The settings of every run, from ``config`` (``run(...)`` may override them)."""
         self.provider = provider
         template = self.config.prompt_template
         self._template = StepTemplate(template) if template is not None else StepTemplate()
@@ -113,51 +139,82 @@ class RunStructure(TreeStructure):
         self,
         inputs: Mapping[object, object] | None = None,
         variables: Mapping[str, object] | None = None,
-        *,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
 
-        Works in scripts and inside a running event loop (a notebook), where the run
-        happens on a worker thread. Arguments, errors and result as :meth:`arun`.
+        Works in scripts and inside a running event loop (a notebook): the run happens on
+        LangTree's own event loop, the same for every run of the process, so clients
+        that keep connections bound to a loop (httpx) work run after run. Ctrl-C stops
+        the run within a second: no call starts after it, calls in flight are
+        cancelled, and :class:`~langtree.runtime.RunInterrupted` (a
+        ``KeyboardInterrupt``) carries what had finished. Arguments, errors and result
+        as :meth:`arun`.
         """
-        return run_blocking(
-            lambda: self.arun(
-                inputs, variables, max_concurrency=max_concurrency, max_retries=max_retries
-            )
-        )
+        return run_interruptible(lambda watch: self._arun(inputs, variables, options, watch))
 
     async def arun(
         self,
         inputs: Mapping[object, object] | None = None,
         variables: Mapping[str, object] | None = None,
-        *,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
 
         Everything is checked before the first model call: the provider, the tasks, the
-        inputs, the external variables and the model keys.
+        inputs, the external variables, the settings and the model keys. The run happens
+        on the caller's event loop, unless the provider's models were driven from
+        LangTree's own loop before (a notebook that called :meth:`run`): then it
+        happens there, so their clients keep working.
 
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
             variables: External prompt variables (``{name}`` in root task texts).
-            max_concurrency: The most model calls in flight at once.
-            max_retries: How many times a step's invalid output is asked for again.
+            **options: Settings of this run, overriding the config's:
+                ``max_concurrency`` (the most model calls in flight, default 16),
+                ``max_retries`` (how many times invalid output is asked for again,
+                default 2), ``retry`` (a ``RetryPolicy`` for transient failures),
+                ``call_timeout`` and ``deadline`` (seconds), ``usage_limits`` (a
+                ``UsageLimits``).
 
         Returns:
-            Each task's instance (``result[TaskClass]``) and the trace of every call.
+            Each task's instance (``result[TaskClass]``), the trace of every call, and
+            the run's usage.
 
         Raises:
             StructureError: The tasks do not validate, the inputs do not fit them, or a
                 model key is not in the provider.
-            ExecutionError: No provider, missing external variables, mapped data that
-                does not fit, or a step whose output stays invalid
-                (:class:`~langtree.runtime.StepFailedError`).
+            ExecutionError: No provider, a wrong setting, missing external variables,
+                or mapped data that does not fit.
+            StepFailedError: A step instance got no usable output
+                (``error.result`` holds what had finished).
+            RunLimitError: The deadline or a usage limit was reached (``error.result``
+                holds what had finished).
         """
+        return await self._arun(inputs, variables, options)
+
+    async def _arun(
+        self,
+        inputs: Mapping[object, object] | None,
+        variables: Mapping[str, object] | None,
+        options: RunOptions,
+        watch: RunWatch | None = None,
+    ) -> RunResult:
+        """Run on the loop the provider's models were first driven from (``runtime.loop``)."""
         provider = require_provider(self.provider)
+        return await on_affine_loop(
+            provider.affinity, lambda: self._execute(provider, inputs, variables, options, watch)
+        )
+
+    async def _execute(
+        self,
+        provider: LLMProvider,
+        inputs: Mapping[object, object] | None,
+        variables: Mapping[str, object] | None,
+        options: RunOptions,
+        watch: RunWatch | None = None,
+    ) -> RunResult:
+        settings = self.settings.updated(**options)
         self.validate()
         setup = RunSetup(
             registry=self.nodes,
@@ -169,42 +226,34 @@ class RunStructure(TreeStructure):
             template=self._template,
             config=self.config.type_mapping,
             model_names=self._model_names(),
-        )
-        return await execute(
-            setup,
-            provider,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
+            settings=settings,
             on_error=self.config.on_error,
         )
+        return await execute(setup, provider, watch)
 
     def build(
         self,
         variables: Mapping[str, object] | None = None,
         *,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-        max_retries: int = DEFAULT_MAX_RETRIES,
         name: str = "LangTree run",
+        **options: Unpack[RunOptions],
     ) -> Runnable[RunInputs, RunResult]:
         """The whole run as a LangChain ``Runnable``: inputs mapping in, ``RunResult`` out.
 
         Its input is what :meth:`run` takes as ``inputs`` (task classes or tags to the
         caller's values, or ``None``); ``invoke``, ``ainvoke``, ``batch`` and ``abatch``
-        run the tree as :meth:`arun` does (a batch runs at most the config's
-        ``max_concurrency`` inputs at once). In LangChain tracing each step's model call
-        is a child run of the runnable's run.
+        run the tree as :meth:`run` and :meth:`arun` do (a batch runs at most the
+        config's ``max_concurrency`` inputs at once). In LangChain tracing each step's
+        model call is a child run of the runnable's run.
 
         Args:
             variables: External prompt variables, the same for every input.
-            max_concurrency: The most model calls in flight at once, per input.
-            max_retries: How many times a step's invalid output is asked for again.
             name: The run's name in tracing.
+            **options: Settings of every run, as :meth:`arun` takes them (e.g.
+                ``max_concurrency``: the most model calls in flight, per input).
         """
         return run_runnable(
-            lambda inputs: self.arun(
-                inputs, variables, max_concurrency=max_concurrency, max_retries=max_retries
-            ),
-            name=name,
+            lambda inputs, watch: self._arun(inputs, variables, options, watch), name=name
         )
 
     def _model_names(self) -> dict[str | None, str | None]:

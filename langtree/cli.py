@@ -5,7 +5,11 @@ prints problems compiler style. ``langtree graph PATH_OR_MODULE...`` prints the 
 Mermaid flowchart. ``langtree prompts PATH[:TaskName] [--input FILE.json]`` prints every
 prompt a run would send, with its token count, as Markdown. ``langtree run
 PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
-tasks as JSON, with progress and a summary on stderr.
+tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
+``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run that fails,
+reaches a limit or is interrupted prints what had finished and exits with 1 (130 for
+Ctrl-C).
 """
 
 from __future__ import annotations
@@ -15,16 +19,21 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from langchain_core.runnables import Runnable
 
 from langtree.api import RunStructure
 from langtree.errors import Diagnostic, LangTreeError, StructureError
 from langtree.prompts.preview import StepPrompt
-from langtree.runtime.failure import StepFailedError
+from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
 from langtree.runtime.progress import RunProgress
-from langtree.runtime.provider import LLMProvider
+from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
 from langtree.runtime.result import TraceRecord
+from langtree.runtime.settings import RunOptions
+from langtree.runtime.usage import UsageLimits
 from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.texts import class_parse_diagnostics
 from langtree.structure.tree import task_tag
@@ -108,7 +117,41 @@ def _add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="NAME=VALUE",
         help="an external prompt variable (repeatable)",
     )
+    _add_run_settings(command)
     command.set_defaults(handler=_run)
+
+
+def _add_run_settings(command: argparse.ArgumentParser) -> None:
+    settings = command.add_argument_group("run settings")
+    settings.add_argument(
+        "--method",
+        choices=METHOD_CHOICES,
+        help="how structured output is asked for (default: auto); for a chat model, not "
+        "for an LLMProvider, which sets it per model with ModelConfig",
+    )
+    for flag, kind, meaning in (
+        ("--max-concurrency", int, "the most model calls in flight (default 16)"),
+        ("--max-retries", int, "how many times invalid output is asked for again (default 2)"),
+        ("--call-timeout", float, "seconds one call may take before it is retried"),
+        ("--deadline", float, "seconds the whole run may take"),
+        ("--max-calls", int, "the most model calls the run may make, retries included"),
+        ("--max-tokens", int, "the most tokens (prompt and completion) the run may use"),
+    ):
+        metavar = "SECONDS" if kind is float else "N"
+        settings.add_argument(flag, type=kind, metavar=metavar, help=meaning)
+
+
+def _run_options(arguments: argparse.Namespace) -> RunOptions:
+    options: RunOptions = {}
+    for name in ("max_concurrency", "max_retries", "call_timeout", "deadline"):
+        value = getattr(arguments, name)
+        if value is not None:
+            options[name] = value
+    if arguments.max_calls is not None or arguments.max_tokens is not None:
+        options["usage_limits"] = UsageLimits(
+            calls=arguments.max_calls, total_tokens=arguments.max_tokens
+        )
+    return options
 
 
 def _classes(targets: Sequence[str]) -> list[type[TreeNode]]:
@@ -198,7 +241,8 @@ def _run(arguments: argparse.Namespace) -> int:
     inputs = _read_inputs(arguments.input, checked, task_name, unwrap=True)
     variables = _variables(arguments.var)
     keys = _model_keys(checked, inputs)
-    structure = RunStructure(checked.config, provider=_provider(arguments.model, keys))
+    provider = _provider(arguments.model, keys, arguments.method)
+    structure = RunStructure(checked.config, provider=provider)
     for cls in classes:
         tag = task_tag(cls.__name__)
         if tag is not None and (not task_name or tag == task_tag(task_name)):
@@ -211,13 +255,15 @@ def _run(arguments: argparse.Namespace) -> int:
         else None,
     )
     started = time.perf_counter()
+    runnable = structure.build(variables, **_run_options(arguments))
     try:
-        result = structure.build(variables).invoke(inputs, config={"callbacks": [progress]})
-    except StepFailedError as error:
-        _finish(error.trace, progress.total, live)
+        result = runnable.invoke(inputs, config={"callbacks": [progress]})
+    except (StepFailedError, RunLimitError, RunInterrupted) as error:
+        trace = error.result.trace if error.result is not None else ()
+        _finish(trace, progress.total, live)
         print(f"langtree: error: {error}", file=sys.stderr)
-        print(_summary(error.trace, time.perf_counter() - started), file=sys.stderr)
-        return 1
+        print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
+        return 130 if isinstance(error, RunInterrupted) else 1
     _finish(result.trace, progress.total, live)
     tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
     output = tasks[next(iter(tasks))] if task_name else tasks
@@ -265,8 +311,9 @@ NO_MODEL = (
 )
 
 
-def _provider(spec: str | None, keys: list[str]) -> LLMProvider:
-    """The provider ``--model`` names, listing every key in ``keys``.
+def _provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
+    """The provider ``--model`` names, listing every key in ``keys``; a chat model is
+    asked for structured output with ``method``.
 
     Raises:
         LangTreeError: The value names nothing usable (the CLI exits with status 2).
@@ -276,9 +323,9 @@ def _provider(spec: str | None, keys: list[str]) -> LLMProvider:
             from langtree.models import default_local_model
         except ImportError:
             raise LangTreeError(NO_MODEL) from None
-        return LLMProvider(dict.fromkeys(keys, default_local_model))
+        return _same_model(default_local_model, keys, method)
     if spec == "fake":
-        return LLMProvider({key: FakeChatModel() for key in keys})
+        return _same_model(FakeChatModel, keys, method)
     module_name, colon, attribute = spec.rpartition(":")
     if not colon or not module_name or not attribute:
         raise LangTreeError(
@@ -292,23 +339,37 @@ def _provider(spec: str | None, keys: list[str]) -> LLMProvider:
     found = getattr(modules[0], attribute, None) if len(modules) == 1 else None
     if found is None:
         raise LangTreeError(f"--model {spec!r}: {module_name!r} has no attribute {attribute!r}")
-    return _as_provider(found, spec, keys)
+    return _as_provider(found, spec, keys, method)
 
 
-def _as_provider(found: object, spec: str, keys: list[str]) -> LLMProvider:
-    from langchain_core.language_models import BaseChatModel
-
-    if callable(found) and not isinstance(found, (LLMProvider, BaseChatModel, type)):
+def _as_provider(
+    found: object, spec: str, keys: list[str], method: MethodChoice | None
+) -> LLMProvider:
+    if callable(found) and not isinstance(found, (LLMProvider, Runnable, type)):
         found = found()
     if isinstance(found, LLMProvider):
+        if method is not None:
+            raise LangTreeError(
+                f"--method does not apply to --model {spec!r}, an LLMProvider\n"
+                "  hint: set the method per model in the provider: "
+                "LLMProvider({'key': ModelConfig(model, method=...)})"
+            )
         return found
-    if isinstance(found, BaseChatModel):
-        return LLMProvider(dict.fromkeys(keys, found))
+    if isinstance(found, Runnable):
+        return _same_model(lambda: found, keys, method)
     raise LangTreeError(
         f"--model {spec!r} is a {type(found).__name__!r}, not an LLMProvider or a chat model\n"
-        "  hint: name an LLMProvider, a langchain_core BaseChatModel, or a function without "
-        "arguments returning one"
+        "  hint: name an LLMProvider, a langchain_core BaseChatModel (or a runnable around "
+        "one), or a function without arguments returning one"
     )
+
+
+def _same_model(
+    build: Callable[[], ChatRunnable], keys: list[str], method: MethodChoice | None
+) -> LLMProvider:
+    """One model (built on first use) under every key, asked by ``method``."""
+    model = ModelConfig(build, method=method or "auto")
+    return LLMProvider(dict.fromkeys(keys, model))
 
 
 def _read_inputs(

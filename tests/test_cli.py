@@ -373,3 +373,70 @@ def test_run_reports_a_failed_step_with_status_1(
     assert any(
         re.fullmatch(r"langtree: \d+/\d+ calls done, [1-9]\d* failed", line) for line in lines
     )
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_schema", "json_mode"])
+def test_run_asks_for_structured_output_by_the_method_given(
+    capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    status, out, err = run_review(
+        capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--method", method
+    )
+
+    assert status == 0, err
+    assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+
+
+def test_method_does_not_apply_to_a_provider(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        "my_provider.py",
+        """
+        from langtree import LLMProvider
+        from langtree.testing import FakeChatModel
+
+        provider = LLMProvider({"default": FakeChatModel()})
+        """,
+    )
+
+    status, _, err = run_review(
+        capsys,
+        "--input",
+        str(REVIEW_INPUTS),
+        "--model",
+        f"{tmp_path / 'my_provider.py'}:provider",
+        "--method",
+        "json_mode",
+    )
+
+    assert status == 2
+    assert err == (
+        f"langtree: error: --method does not apply to --model "
+        f"{str(tmp_path / 'my_provider.py') + ':provider'!r}, an LLMProvider\n"
+        "  hint: set the method per model in the provider: "
+        "LLMProvider({'key': ModelConfig(model, method=...)})\n"
+    )
+
+
+def test_run_stops_at_its_call_limit_with_status_1(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_review(
+        capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--max-calls", "1"
+    )
+
+    assert (status, out) == (1, "")
+    lines = err.splitlines()
+    assert "langtree: error: The run reached its limit of 1 calls (1 used) before a call" in err
+    assert lines[-1].startswith("langtree: 1 call(s), ")
+
+
+def test_a_wrong_run_setting_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_review(
+        capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--call-timeout", "0"
+    )
+
+    assert status == 2
+    assert err.startswith(
+        "langtree: error: call_timeout must be a number of seconds above 0 or None, got 0.0\n"
+    )

@@ -11,6 +11,9 @@ the schema as a tool, as provider models do, and the call hands the tool's param
 to llama.cpp's ``json_schema`` request option, so each token is sampled only from those the
 schema allows. The reply is an ``AIMessage`` with one tool call whose arguments are that
 JSON; text cut short by ``max_tokens`` becomes an invalid tool call, which LangTree retries.
+With ``method="json_schema"`` the same constraint applies and the reply is the JSON text;
+with ``method="json_mode"`` the schema LangTree puts into the prompt constrains it, or,
+without one, llama.cpp's JSON grammar.
 
 The weights are loaded once per process and shared by every instance with the same
 weights, threads and context size (see :mod:`langtree.models.llama_server`, which also
@@ -35,16 +38,17 @@ from pydantic import Field
 
 from langtree.errors import ExecutionError
 from langtree.models.llama_server import ServerSettings, default_model_path, loaded_server
-from langtree.runtime.tool_choice import ToolCallingChatModel, chosen_tool
+from langtree.runtime.chat_base import RequestedOutput, StructuredChatModel, requested_output
 
 __all__ = ["LocalChatModel", "default_local_model"]
 
 _CALL_OPTIONS = frozenset({"max_tokens", "temperature", "seed", "repeat_penalty"})
+_STRUCTURE_OPTIONS = frozenset({"tools", "tool_choice", "response_format"})
 
 _ROLES: Mapping[str, str] = {"system": "system", "human": "user", "ai": "assistant"}
 
 
-class LocalChatModel(ToolCallingChatModel):
+class LocalChatModel(StructuredChatModel):
     """A small chat model that runs on the CPU, offline, through llama.cpp.
 
     Bound to tools (``with_structured_output(Schema)`` binds one), it calls the first tool,
@@ -108,11 +112,11 @@ class LocalChatModel(ToolCallingChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        options = dict(kwargs)
-        tool = chosen_tool(options.pop("tools", None), options.pop("tool_choice", None))
-        request = self._request(messages, stop, tool, options)
+        wanted = requested_output(kwargs, messages)
+        options = {k: v for k, v in kwargs.items() if k not in _STRUCTURE_OPTIONS}
+        request = self._request(messages, stop, wanted, options)
         reply = loaded_server(self._settings()).complete(request)
-        return ChatResult(generations=[ChatGeneration(message=_message(reply, tool))])
+        return ChatResult(generations=[ChatGeneration(message=_message(reply, wanted))])
 
     async def _agenerate(
         self,
@@ -131,7 +135,7 @@ class LocalChatModel(ToolCallingChatModel):
         self,
         messages: Sequence[BaseMessage],
         stop: list[str] | None,
-        tool: Mapping[str, Any] | None,
+        wanted: RequestedOutput | None,
         options: Mapping[str, object],
     ) -> dict[str, object]:
         """The OpenAI-style chat-completions request for llama.cpp's server.
@@ -154,8 +158,10 @@ class LocalChatModel(ToolCallingChatModel):
             **options,
             "stop": list(stop or ()),
         }
-        if tool is not None:
-            request["json_schema"] = tool.get("parameters", {"type": "object"})
+        if wanted is not None and wanted.schema is not None:
+            request["json_schema"] = wanted.schema
+        elif wanted is not None:
+            request["response_format"] = {"type": "json_object"}
         return request
 
 
@@ -180,8 +186,9 @@ def _openai_message(message: BaseMessage) -> dict[str, str]:
     return {"role": _ROLES.get(message.type, "user"), "content": content}
 
 
-def _message(reply: Mapping[str, Any], tool: Mapping[str, Any] | None) -> AIMessage:
-    """The reply as an ``AIMessage``: text, or one tool call with the decoded arguments."""
+def _message(reply: Mapping[str, Any], wanted: RequestedOutput | None) -> AIMessage:
+    """The reply as an ``AIMessage``: text (JSON text for ``"json_schema"`` and
+    ``"json_mode"``), or one tool call with the decoded arguments."""
     choice = reply["choices"][0]
     text = choice["message"].get("content") or ""
     reply_data: dict[str, Any] = {
@@ -192,9 +199,9 @@ def _message(reply: Mapping[str, Any], tool: Mapping[str, Any] | None) -> AIMess
             "timings": reply.get("timings", {}),
         },
     }
-    if tool is None:
+    if wanted is None or wanted.tool_name is None:
         return AIMessage(content=text, **reply_data)
-    name, call_id = tool["name"], f"call_{tool['name']}"
+    name, call_id = wanted.tool_name, f"call_{wanted.tool_name}"
     arguments, error = _arguments(text, cut_short=choice.get("finish_reason") == "length")
     if arguments is None:
         bad = invalid_tool_call(name=name, args=text, id=call_id, error=error)

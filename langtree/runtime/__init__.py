@@ -1,17 +1,33 @@
 """Stage 4 of the pipeline: running steps on LangChain chat models."""
 
-from langtree.runtime.failure import StepFailedError
+from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.faults import ErrorClassifier, FailureKind
+from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
-from langtree.runtime.provider import LLMProvider, ModelSource
+from langtree.runtime.provider import LLMProvider, ModelConfig, ModelSource
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
+from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.settings import RunOptions
+from langtree.runtime.usage import RunUsage, Usage, UsageLimits
 
 __all__ = [
+    "ErrorClassifier",
+    "FailureKind",
     "LLMProvider",
+    "MethodChoice",
+    "ModelConfig",
     "ModelSource",
     "ProvenanceRecord",
+    "RetryPolicy",
+    "RunInterrupted",
+    "RunLimitError",
+    "RunOptions",
     "RunResult",
+    "RunUsage",
     "SkippedInstance",
     "StepFailedError",
     "TraceRecord",
     "UnknownPathError",
+    "Usage",
+    "UsageLimits",
 ]

@@ -1,31 +1,40 @@
-"""One step instance's model calls: invoke, validate, retry with the error fed back.
+"""One step instance's model calls: ask, read, validate, and retry what is worth retrying.
 
-The step's chat model is bound once per plan step to the cleaned JSON schema of its
-structured-output class (:func:`bind_step`, see :func:`langtree.runtime.schema.tool_schema`)
-as the one tool it must call, so each call is the model's own ``ainvoke`` and the reply
-is the raw message, kept for the trace; the arguments of its tool call are validated with
-the pydantic class itself. A model without ``bind_tools`` is bound with
-``with_structured_output(schema, include_raw=True)`` instead.
-Output that is missing (the model made no tool call) or does not validate is retried up
-to ``max_retries`` times, each retry adding one human message that names the problem;
-what a model itself raises propagates unchanged.
+The step's model is bound once per plan step (:mod:`langtree.runtime.methods`), so each
+call is the bound model's own ``ainvoke``; the answer is read and validated with the
+step's pydantic class here. Each call is traced as ``with_structured_output`` traces it:
+a chain run named ``"<node path>: <fields>"`` whose output is ``{"raw", "parsed",
+"parsing_error"}``, with the model's run as its child.
+
+A failed call is one of three kinds (:mod:`langtree.runtime.faults`), each with its own
+fate:
+
+- *invalid output* (no structured output, invalid values, an answer cut off at the output
+  limit): asked again up to ``max_retries`` times, each retry adding one human message
+  that names the problem;
+- *transient* (timeouts, rate limits, server errors, dropped connections, and a call that
+  passed ``call_timeout``): asked again with the same messages up to
+  ``RetryPolicy.max_retries`` times, after a backoff or the provider's ``Retry-After``
+  (which also pauses the model's other calls: :class:`Cooldown`);
+- *permanent* (anything else): not asked again.
+
+Every call, failed or not, gets its trace record as soon as it returns. Before each call
+the run's usage limits are checked (:class:`~langtree.runtime.usage.UsageMeter`); a limit
+that the call would pass stops the run with a
+:class:`~langtree.runtime.failure.RunLimitError`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from langchain_core.exceptions import OutputParserException
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
-from langchain_core.outputs import ChatGeneration
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
     get_async_callback_manager_for_config,
@@ -33,45 +42,157 @@ from langchain_core.runnables.config import (
     set_config_context,
 )
 from langchain_core.runnables.utils import coro_with_context
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from langtree.errors import ExecutionError
 from langtree.prompts.preview import StepPrompt
+from langtree.runtime.failure import RunLimitError
+from langtree.runtime.faults import FailureKind, classify_failure, describe_failure, retry_after
 from langtree.runtime.metadata import NODE_PATH_KEY
+from langtree.runtime.methods import (
+    Method,
+    Reading,
+    StructuredBinding,
+    add_instructions,
+    read_reply,
+)
+from langtree.runtime.methods import answered_by as answered_by_model
 from langtree.runtime.result import TraceRecord
-from langtree.runtime.schema import tool_schema
+from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.usage import UsageMeter, usage_of_error
 from langtree.structure.tree import title_from_name
 
-__all__ = ["StepCall", "bind_step", "feedback_message"]
-
-StepRunnable = Runnable[LanguageModelInput, Any]
-"""A chat model bound to a step's tool (it returns the ``AIMessage``), or bound with
-``with_structured_output(..., include_raw=True)`` (it returns a dict)."""
+__all__ = ["CallContext", "CallSettings", "Cooldown", "Generated", "StepCall", "feedback_message"]
 
 
-def bind_step(model: BaseChatModel, output: type[BaseModel]) -> tuple[StepRunnable, str | None]:
-    """The model bound to the step's tool, and the tool's name.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallSettings:
+    """How a model's calls are made: the run's settings with the model's own overrides.
 
-    The model is made to call the tool (``tool_choice`` names it), as
-    ``with_structured_output`` binds it, without the parsers that would run per call.
-    A model that does not implement ``bind_tools`` is bound with
-    ``with_structured_output(schema, include_raw=True)``, and the name is ``None``.
+    Attributes:
+        max_retries: How many times invalid output is asked for again.
+        retry: How transient failures are retried.
+        call_timeout: Seconds a call may take before it counts as a transient failure
+            (``None``: no limit but the client's own).
     """
-    schema = tool_schema(output)
-    name: str = convert_to_openai_tool(schema)["function"]["name"]
-    try:
-        bound = model.bind_tools(
-            [schema],
-            tool_choice=name,
-            ls_structured_output_format={
-                "kwargs": {"method": "function_calling"},
-                "schema": schema,
-            },
+
+    max_retries: int
+    retry: RetryPolicy
+    call_timeout: float | None = None
+
+
+class Cooldown:
+    """A model's pause after its provider asked to wait (``Retry-After``): the model's
+    calls start only once it has passed."""
+
+    __slots__ = ("until",)
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+    def hold(self, seconds: float) -> None:
+        """Pause the model's calls for ``seconds`` from now (a longer pause stays)."""
+        self.until = max(self.until, time.monotonic() + seconds)
+
+    async def acquire(self, semaphore: asyncio.Semaphore) -> float:
+        """Take a place under ``semaphore`` once no pause holds the model; returns the
+        seconds waited for pauses.
+
+        A pause that began while the call waited for its place (another call of the
+        model was told to wait) is waited for without holding the place.
+        """
+        waited = 0.0
+        while True:
+            delay = self.until - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+                waited += delay
+            await semaphore.acquire()
+            if self.until <= time.monotonic():
+                return waited
+            semaphore.release()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallContext:
+    """What the calls of one run share.
+
+    Attributes:
+        semaphore: Caps the model calls in flight across the run.
+        meter: Counts the run's calls and tokens against its limits.
+        record: Receives each call's trace record as soon as the call returns.
+        rng: Draws the jitter of the backoff.
+    """
+
+    semaphore: asyncio.Semaphore
+    meter: UsageMeter
+    record: Callable[[TraceRecord], None]
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Generated:
+    """What a step instance's calls gave.
+
+    Attributes:
+        output: The validated output (``None``: every attempt failed).
+        attempts: The record of every call.
+        failure: Why there is no output: the kind of the last failure.
+        cause: The exception the last call raised, when it raised.
+    """
+
+    output: BaseModel | None
+    attempts: tuple[TraceRecord, ...]
+    failure: FailureKind | None = None
+    cause: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Call:
+    """One call of a step instance, to be recorded."""
+
+    prompt: StepPrompt
+    messages: tuple[BaseMessage, ...]
+    attempt: int
+    sample: int
+
+    def record(
+        self,
+        model: str,
+        *,
+        usage: Mapping[str, object] | None,
+        latency: float,
+        raw_output: str,
+        error: str | None,
+        failure: FailureKind | None,
+        waited: float,
+        truncated: bool = False,
+        answered_by: str | None = None,
+    ) -> TraceRecord:
+        return TraceRecord(
+            step_id=self.prompt.step_id,
+            node_path=self.prompt.node_path,
+            fields=self.prompt.fields,
+            model=model,
+            attempt=self.attempt,
+            sample=self.sample,
+            messages=self.messages,
+            token_count=self.prompt.token_count,
+            usage=usage,
+            latency=latency,
+            raw_output=raw_output,
+            error=error,
+            failure=failure,
+            truncated=truncated,
+            answered_by=answered_by,
+            waited=waited,
         )
-    except NotImplementedError:
-        return model.with_structured_output(schema, include_raw=True), None
-    return bound, name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Attempt:
+    output: BaseModel | None
+    record: TraceRecord
+    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,102 +200,180 @@ class StepCall:
     """Everything needed to call the model for the instances of one plan step.
 
     Attributes:
-        runnable: The model bound to the step's structured-output schema
-            (:func:`bind_step`).
-        tool_name: The name of the step's tool when ``runnable`` is the model bound to
-            it (its replies are messages); ``None`` when it is bound with
-            ``with_structured_output(..., include_raw=True)``.
-        output: The step's pydantic class, which validates the model's arguments.
+        binding: The model bound to the step's structured-output schema.
+        output: The step's pydantic class, which validates the answers.
         model: The provider's key of the model.
-        max_retries: How many times invalid output is asked for again.
-        semaphore: Caps the model calls in flight across the run.
-        record: Receives each call's trace record as soon as the call returns.
+        settings: Retries and timeout of the model's calls.
+        cooldown: The model's pause after a ``Retry-After`` (shared by its steps).
+        context: What the run's calls share.
     """
 
-    runnable: StepRunnable
+    binding: StructuredBinding
     output: type[BaseModel]
     model: str
-    max_retries: int
-    semaphore: asyncio.Semaphore
-    record: Callable[[TraceRecord], None]
-    tool_name: str | None = None
+    settings: CallSettings
+    cooldown: Cooldown
+    context: CallContext
 
-    async def generate(
-        self, prompt: StepPrompt, *, sample: int = 1
-    ) -> tuple[BaseModel | None, list[TraceRecord]]:
-        """Call until the output validates or the retries are spent.
+    async def generate(self, prompt: StepPrompt, *, sample: int = 1) -> Generated:
+        """Call until the output validates or a failure's budget is spent.
 
         Args:
             prompt: The instance's messages.
             sample: Which sample of a resampled step this is (1 when not resampled);
                 recorded in the trace.
 
-        Returns:
-            The validated output (``None`` when every attempt failed), and the records
-            of the attempts.
+        Raises:
+            RunLimitError: A call would pass one of the run's usage limits.
         """
-        attempts: list[TraceRecord] = []
-        messages = list(prompt.messages)
-        for attempt in range(1, self.max_retries + 2):
-            parsed, record = await self._attempt(prompt, messages, attempt, sample)
-            self.record(record)
-            attempts.append(record)
-            if parsed is not None:
-                return parsed, attempts
-            assert record.error is not None
-            messages = [*prompt.messages, feedback_message(record.error, prompt.fields)]
-        return None, attempts
-
-    async def _attempt(
-        self, prompt: StepPrompt, messages: list[BaseMessage], attempt: int, sample: int
-    ) -> tuple[BaseModel | None, TraceRecord]:
+        base = self._messages(prompt)
+        messages = base
         config: RunnableConfig = {
             "metadata": {NODE_PATH_KEY: prompt.node_path},
             "run_name": f"{prompt.node_path}: {', '.join(prompt.fields)}",
         }
-        raw: object
-        if self.tool_name is None:
-            async with self.semaphore:
-                started = time.perf_counter()
-                reply = await self.runnable.ainvoke(messages, config=config)
-                latency = time.perf_counter() - started
-            if not isinstance(reply, dict):
-                reply = {"raw": None, "parsed": reply, "parsing_error": None}
-            raw = reply.get("raw")
-            valid, error = self._validate(reply.get("parsed"), reply.get("parsing_error"))
-        else:
-            async with self.semaphore:
-                started = time.perf_counter()
-                raw, parsed, parsing_error = await self._call_tool(messages, config, self.tool_name)
-                latency = time.perf_counter() - started
-            valid, error = self._validate(parsed, parsing_error)
-        record = TraceRecord(
-            step_id=prompt.step_id,
-            node_path=prompt.node_path,
-            fields=prompt.fields,
-            model=self.model,
-            attempt=attempt,
-            sample=sample,
-            messages=tuple(messages),
-            token_count=prompt.token_count,
-            usage=dict(raw.usage_metadata)
-            if isinstance(raw, AIMessage) and raw.usage_metadata
-            else None,
+        attempts: list[TraceRecord] = []
+        spent = {"invalid_output": 0, "transient": 0}
+        waited = 0.0
+        while True:
+            tried = await self._attempt(prompt, messages, config, len(attempts) + 1, sample, waited)
+            self.context.record(tried.record)
+            attempts.append(tried.record)
+            kind = tried.record.failure
+            if kind is None or kind == "permanent" or not self._may_retry(kind, spent):
+                return Generated(
+                    output=tried.output, attempts=tuple(attempts), failure=kind, cause=tried.error
+                )
+            if kind == "invalid_output":
+                assert tried.record.error is not None
+                feedback = feedback_message(tried.record.error, prompt.fields, self.binding.method)
+                messages = (*base, feedback)
+                waited = 0.0
+            else:
+                waited = self._backoff(spent["transient"], tried.error)
+                await asyncio.sleep(waited)
+
+    def _messages(self, prompt: StepPrompt) -> tuple[BaseMessage, ...]:
+        if self.binding.instructions is None:
+            return prompt.messages
+        return add_instructions(prompt.messages, self.binding.instructions)
+
+    def _may_retry(self, kind: FailureKind, spent: dict[str, int]) -> bool:
+        spent[kind] += 1
+        budget = self.settings.max_retries
+        if kind == "transient":
+            budget = self.settings.retry.max_retries
+        return spent[kind] <= budget
+
+    def _backoff(self, retry: int, error: BaseException | None) -> float:
+        """The wait before a transient retry; a provider's ``Retry-After`` pauses the
+        model's other calls too."""
+        asked = retry_after(error) if error is not None else None
+        delay = self.settings.retry.delay(retry, retry_after=asked, rng=self.context.rng)
+        if asked is not None:
+            self.cooldown.hold(delay)
+        return delay
+
+    async def _attempt(
+        self,
+        prompt: StepPrompt,
+        messages: tuple[BaseMessage, ...],
+        config: RunnableConfig,
+        attempt: int,
+        sample: int,
+        waited: float,
+    ) -> _Attempt:
+        meter = self.context.meter
+        waited += await self.cooldown.acquire(self.context.semaphore)
+        call = _Call(prompt=prompt, messages=messages, attempt=attempt, sample=sample)
+        try:
+            self._admit(prompt)
+            started = time.perf_counter()
+            try:
+                reading = await self._ask(list(messages), config)
+            except asyncio.CancelledError:
+                meter.settle(prompt.token_count, None)
+                raise
+            # A provider may raise any type: each error is classified and recorded, and
+            # the step's fate follows from its kind (nothing is dropped).
+            except Exception as error:  # noqa: BLE001
+                return self._raised(call, error, time.perf_counter() - started, waited)
+            latency = time.perf_counter() - started
+        finally:
+            self.context.semaphore.release()
+        usage = _usage(reading.message)
+        meter.settle(prompt.token_count, usage)
+        valid, problem = self._validate(reading)
+        record = call.record(
+            self.model,
+            usage=usage,
             latency=latency,
-            raw_output=_raw_text(raw),
-            error=error,
+            raw_output=_raw_text(reading),
+            error=problem,
+            failure=None if valid is not None else "invalid_output",
+            truncated=reading.truncated,
+            answered_by=answered_by_model(reading.message),
+            waited=waited,
         )
-        return valid, record
+        return _Attempt(output=valid, record=record)
 
-    async def _call_tool(
-        self, messages: list[BaseMessage], config: RunnableConfig, name: str
-    ) -> tuple[AIMessage, object, object]:
-        """One call of the model bound to the tool: the reply, its arguments, the problem.
+    def _admit(self, prompt: StepPrompt) -> None:
+        """Count the call against the run's limits.
 
-        The call is traced as ``with_structured_output`` traces it: a chain run named
-        ``run_name`` whose output is ``{"raw", "parsed", "parsing_error"}``, with the
-        model's run as its child.
+        Raises:
+            RunLimitError: The call would pass a limit.
         """
+        limit = self.context.meter.admit(prompt.token_count)
+        if limit is not None:
+            raise RunLimitError(
+                limit=limit.limit,
+                allowed=limit.allowed,
+                used=limit.used,
+                where=f" before a call of step {prompt.step_id!r} for {prompt.node_path!r}",
+            )
+
+    def _raised(self, call: _Call, error: Exception, latency: float, waited: float) -> _Attempt:
+        usage: Mapping[str, object] | None = usage_of_error(error)
+        self.context.meter.settle(call.prompt.token_count, usage)
+        record = call.record(
+            self.model,
+            usage=usage,
+            latency=latency,
+            raw_output="",
+            error=self._describe(error),
+            failure=self._classify(error),
+            waited=waited,
+        )
+        return _Attempt(output=None, record=record, error=error)
+
+    def _classify(self, error: BaseException) -> FailureKind:
+        if isinstance(error, _CallTimeoutError):
+            return "transient"
+        policy = self.settings.retry
+        return classify_failure(
+            error, transient_errors=policy.transient_errors, classifier=policy.classifier
+        )
+
+    @staticmethod
+    def _describe(error: BaseException) -> str:
+        return str(error) if isinstance(error, _CallTimeoutError) else describe_failure(error)
+
+    async def _ask(self, messages: list[BaseMessage], config: RunnableConfig) -> Reading:
+        """One call, within ``call_timeout`` when one is set."""
+        timeout = self.settings.call_timeout
+        if timeout is None:
+            return await self._traced(messages, config)
+        try:
+            async with asyncio.timeout(timeout) as scope:
+                return await self._traced(messages, config)
+        except TimeoutError as error:
+            if scope.expired():
+                raise _CallTimeoutError(timeout) from error
+            raise
+
+    async def _traced(self, messages: list[BaseMessage], config: RunnableConfig) -> Reading:
+        """One call of the bound model, traced as a chain run with the model's run inside,
+        its answer read."""
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
         run = await manager.on_chain_start(
@@ -184,58 +383,46 @@ class StepCall:
             child = patch_config(config, callbacks=run.get_child())
             with set_config_context(child) as context:
                 reply = await coro_with_context(
-                    self.runnable.ainvoke(messages, config=child), context, create_task=True
+                    self.binding.runnable.ainvoke(messages, config=child), context, create_task=True
                 )
-            if not isinstance(reply, AIMessage):
-                raise ExecutionError(
-                    f"The model bound to {name!r} returned a {type(reply).__name__}, "
-                    "not a chat message"
-                )
-            parsed, parsing_error = self._tool_args(reply, name)
+            reading = read_reply(self.binding, reply)
         except BaseException as error:
             await run.on_chain_error(error)
             raise
-        await run.on_chain_end({"raw": reply, "parsed": parsed, "parsing_error": parsing_error})
-        return reply, parsed, parsing_error
+        await run.on_chain_end(
+            {"raw": reply, "parsed": reading.arguments, "parsing_error": reading.problem}
+        )
+        return reading
 
-    @staticmethod
-    def _tool_args(reply: AIMessage, name: str) -> tuple[object, object]:
-        """The arguments of the reply's first call of the tool, or why there are none.
-
-        Reads the reply as ``with_structured_output``'s parser does: the first tool call
-        of that name, else ``None``; provider tool calls the message did not parse are
-        parsed here (their error is the problem).
-        """
-        if reply.tool_calls:
-            for call in reply.tool_calls:
-                if call["name"] == name:
-                    return call["args"], None
-            return None, None
-        if "tool_calls" not in reply.additional_kwargs:
-            return None, None
-        parser = JsonOutputKeyToolsParser(key_name=name, first_tool_only=True)
-        try:
-            return parser.parse_result([ChatGeneration(message=reply)]), None
-        except OutputParserException as error:
-            return None, error
-
-    def _validate(
-        self, parsed: object, parsing_error: object
-    ) -> tuple[BaseModel | None, str | None]:
-        """The parsed arguments as the step's class, or why they are not usable."""
+    def _validate(self, reading: Reading) -> tuple[BaseModel | None, str | None]:
+        """The answer as the step's class, or why it is not usable."""
+        parsed = reading.arguments
         if isinstance(parsed, self.output):
             return parsed, None
         if isinstance(parsed, BaseModel):
             parsed = parsed.model_dump()
-        if isinstance(parsed, dict):
+        problem: object = reading.problem
+        if isinstance(parsed, Mapping):
             try:
                 return self.output.model_validate(parsed), None
             except ValidationError as error:
-                return None, _problem(error)
-        return None, _problem(parsing_error)
+                problem = error
+        text = _problem(problem)
+        if reading.truncated:
+            text = "- the answer was cut off at the model's output limit\n" + text
+        return None, text
 
 
-def feedback_message(problem: str, fields: tuple[str, ...]) -> HumanMessage:
+class _CallTimeoutError(Exception):
+    """A call that passed ``call_timeout``."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"TimeoutError: no answer within {timeout:g} s (call_timeout)")
+
+
+def feedback_message(
+    problem: str, fields: tuple[str, ...], method: Method = "function_calling"
+) -> HumanMessage:
     """The human message a retry adds after an invalid answer.
 
     >>> print(feedback_message("- summary: Field required", ("summary",)).content)
@@ -243,12 +430,18 @@ def feedback_message(problem: str, fields: tuple[str, ...]) -> HumanMessage:
     - summary: Field required
     <BLANKLINE>
     Write Summary again, as structured output.
+    >>> print(feedback_message("- x", ("summary",), "json_mode").content.splitlines()[-1])
+    Write Summary again, as one JSON object that follows the schema.
     """
     titles = ", ".join(title_from_name(name) for name in fields)
+    how = "structured output" if method == "function_calling" else _AS_JSON
     return HumanMessage(
         content=f"Your previous answer could not be used:\n{problem}\n\n"
-        f"Write {titles} again, as structured output."
+        f"Write {titles} again, as {how}."
     )
+
+
+_AS_JSON = "one JSON object that follows the schema"
 
 
 def _problem(error: object) -> str:
@@ -263,10 +456,22 @@ def _problem(error: object) -> str:
     return "- the answer held no structured output (no tool call)"
 
 
-def _raw_text(raw: object) -> str:
+def _usage(message: AIMessage | None) -> Mapping[str, object] | None:
+    if message is None or not message.usage_metadata:
+        return None
+    return dict(message.usage_metadata)
+
+
+def _raw_text(reading: Reading) -> str:
     """The tool call's arguments as JSON (or the invalid call's text), else the text."""
-    if not isinstance(raw, AIMessage):
-        return repr(raw)
+    raw = reading.message
+    if raw is None:
+        if reading.text is not None:
+            return reading.text
+        arguments = reading.arguments
+        if isinstance(arguments, BaseModel):
+            return arguments.model_dump_json()
+        return repr(arguments)
     if raw.tool_calls:
         return json.dumps(raw.tool_calls[0]["args"], ensure_ascii=False, default=str)
     if raw.invalid_tool_calls:

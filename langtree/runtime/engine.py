@@ -24,44 +24,44 @@ can differ from run to run in the values of such unrelated steps.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import copy
+import random
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.prompts.template import StepTemplate
-from langtree.runtime.call import StepCall, bind_step
+from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
 from langtree.runtime.commands import CommandTracker
-from langtree.runtime.failure import StepFailedError
+from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.loop import run_sync
+from langtree.runtime.methods import bind_structured
+from langtree.runtime.outcome import run_result
 from langtree.runtime.precheck import missing_external_variables
 from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
-from langtree.runtime.resampling import aggregate, sample
+from langtree.runtime.resampling import Samples, aggregate, sample
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
-from langtree.runtime.schema import step_model
+from langtree.runtime.schema import step_model, tool_schema
+from langtree.runtime.settings import RunSettings
+from langtree.runtime.usage import UsageMeter
 from langtree.runtime.waits import InstanceWaits
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.structure import collector_paused
-from langtree.structure.tree_node import TreeNode, display_name
+from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig
 
-__all__ = ["RunSetup", "execute", "require_provider", "run_blocking"]
-
-DEFAULT_MAX_CONCURRENCY = 16
-DEFAULT_MAX_RETRIES = 2
+__all__ = ["OnError", "RunSetup", "RunWatch", "execute", "require_provider", "run_interruptible"]
 
 OnError = Literal["raise", "continue"]
-
-_Result = TypeVar("_Result")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +78,8 @@ class RunSetup:
         template: The message layout.
         config: How mapped values convert.
         model_names: Model keys to model names, for token counting.
+        settings: Concurrency, retries, timeouts and limits.
+        on_error: What a failed step instance does (``RunStructure``'s ``on_error``).
     """
 
     registry: NodeRegistry
@@ -89,6 +91,34 @@ class RunSetup:
     template: StepTemplate
     config: TypeMappingConfig
     model_names: Mapping[str | None, str | None]
+    settings: RunSettings
+    on_error: OnError = "raise"
+
+
+class RunWatch:
+    """Receives what a run had done when it was cancelled (Ctrl-C), for its caller.
+
+    Attributes:
+        result: The partial result, once the run was cancelled.
+    """
+
+    def __init__(self) -> None:
+        self.result: RunResult | None = None
+
+
+def run_interruptible(start: Callable[[RunWatch], Awaitable[RunResult]]) -> RunResult:
+    """Run ``start(watch)`` to completion from synchronous code (see ``runtime.loop``).
+
+    Raises:
+        RunInterrupted: Ctrl-C stopped the run; it carries what had finished.
+    """
+    watch = RunWatch()
+    try:
+        return run_sync(lambda: start(watch))
+    except KeyboardInterrupt:
+        if watch.result is None:
+            raise
+        raise RunInterrupted(watch.result) from None
 
 
 def require_provider(provider: object) -> LLMProvider:
@@ -108,33 +138,35 @@ def require_provider(provider: object) -> LLMProvider:
 
 
 async def execute(
-    setup: RunSetup,
-    provider: LLMProvider,
-    *,
-    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    on_error: OnError = "raise",
+    setup: RunSetup, provider: LLMProvider, watch: RunWatch | None = None
 ) -> RunResult:
     """Run every step of the plan and validate the root tasks.
 
-    With ``on_error="continue"`` a step instance that fails after its retries does not
-    stop the run: the instances that depend on it are skipped, the others finish, and
-    the result lists the failures (``RunResult.errors``) and the skipped instances; a
-    task whose values then do not validate raises when it is read from the result.
+    With ``on_error="continue"`` a step instance that fails does not stop the run: the
+    instances that depend on it are skipped, the others finish, and the result lists the
+    failures (``RunResult.errors``) and the skipped instances; a task whose values then
+    do not validate raises when it is read from the result.
 
     Before any model call, the dry run's commands are replayed offline (mapped values
     that do not fit fail here), the root tasks' texts are checked for missing external
     variables without assembling any prompt, and every step's model is taken from the
-    provider.
+    provider and bound to its output schema.
+
+    Args:
+        setup: The validated, planned run.
+        provider: The models.
+        watch: Receives the partial result if the run is cancelled.
 
     Raises:
         ExecutionError: A setting is out of range, external variables are missing, a
             command's data does not fit, or the filled tasks do not validate.
-        StepFailedError: A step instance gave no valid output in any attempt (with
-            ``on_error="raise"``).
+        StepFailedError: A step instance got no usable output (with
+            ``on_error="raise"``); ``error.result`` holds what had finished.
+        RunLimitError: The run reached its deadline or a usage limit; ``error.result``
+            holds what had finished.
         StructureError: A step's model key is not in the provider.
     """
-    _check_settings(max_concurrency, max_retries)
+    setup.settings.check()
     with collector_paused():
         state = RunState.start(setup.registry, setup.inputs)
         log = ProvenanceLog(setup.registry)
@@ -149,40 +181,17 @@ async def execute(
             config=setup.config,
         )
         builder.check_missing()
-        run = _Run(setup, provider, asyncio.Semaphore(max_concurrency), max_retries, state, builder)
-        run.log = log
-        run.commands.log = log
-        run.on_error = on_error
-        await run.all_steps()
-        tasks, invalid = run.validated_tasks()
-        return RunResult(
-            tasks=tasks,
-            trace=tuple(run.trace),
-            resampled_values=dict(run.resampled_values),
-            provenance_records=tuple(log.records),
-            errors=tuple(run.errors),
-            skipped=tuple(run.skipped),
-            partials=copy.deepcopy(state.roots),
-            invalid=invalid,
-        )
-
-
-def run_blocking(start: Callable[[], Awaitable[_Result]]) -> _Result:
-    """Run a coroutine to completion from synchronous code.
-
-    Inside a running event loop (a Jupyter cell) the coroutine runs on its own loop in a
-    worker thread, which this call waits for.
-    """
-
-    async def main() -> _Result:
-        return await start()
-
+        run = _Run(setup, provider, state, builder, log)
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
+        await run.within_deadline()
+    except (StepFailedError, RunLimitError) as error:
+        error.result = run.result(stopped=True)
+        raise
+    except asyncio.CancelledError:
+        if watch is not None:
+            watch.result = run.result(stopped=True)
+        raise
+    return run.result(stopped=False)
 
 
 def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
@@ -198,19 +207,6 @@ def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
     )
 
 
-def _check_settings(max_concurrency: int, max_retries: int) -> None:
-    if max_concurrency < 1:
-        raise ExecutionError(
-            f"max_concurrency must be at least 1, got {max_concurrency!r}\n"
-            "  hint: pass max_concurrency=1 to make one model call at a time"
-        )
-    if max_retries < 0:
-        raise ExecutionError(
-            f"max_retries must not be negative, got {max_retries!r}\n"
-            "  hint: pass max_retries=0 to call each step once"
-        )
-
-
 class _Run:
     """The state of one run: values, trace, and the steps still to do."""
 
@@ -218,10 +214,9 @@ class _Run:
         self,
         setup: RunSetup,
         provider: LLMProvider,
-        semaphore: asyncio.Semaphore,
-        max_retries: int,
         state: RunState,
         builder: PromptBuilder,
+        log: ProvenanceLog,
     ) -> None:
         self.setup = setup
         self.steps = setup.plan.steps
@@ -230,33 +225,62 @@ class _Run:
         self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.analysis.flows)
         self.builder = builder
+        self.log = log
         self.commands = CommandTracker(setup.registry, flows, self.steps)
-        self.calls = [
-            self._step_call(step, provider, semaphore, max_retries) for step in self.steps
-        ]
-        self.log: ProvenanceLog | None = None
-        self.on_error: OnError = "raise"
+        self.commands.log = log
+        settings = setup.settings
+        self.context = CallContext(
+            semaphore=asyncio.Semaphore(settings.max_concurrency),
+            meter=UsageMeter(settings.usage_limits),
+            record=self.trace.append,
+            rng=random.Random(),
+        )
+        self.cooldowns: dict[str, Cooldown] = {}
+        self.calls = [self._step_call(step, provider) for step in self.steps]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
         self.broken: dict[int, dict[Address, str]] = {}
 
-    def _step_call(
-        self, step: PlanStep, provider: LLMProvider, semaphore: asyncio.Semaphore, retries: int
-    ) -> StepCall:
+    def _step_call(self, step: PlanStep, provider: LLMProvider) -> StepCall:
+        """The step's model, bound to its output schema once for all its instances."""
         node = self.setup.registry.get(step.node_tag)
         assert node is not None
-        model = provider.get(step.model)
+        key = step.model or provider.default
+        config = provider.config(key)
         output = step_model(node, step)
-        runnable, tool_name = bind_step(model, output)
+        settings = self.setup.settings
         return StepCall(
-            runnable=runnable,
-            tool_name=tool_name,
+            binding=bind_structured(provider.get(key), tool_schema(output), config.method),
             output=output,
-            model=step.model or provider.default,
-            max_retries=retries,
-            semaphore=semaphore,
-            record=self.trace.append,
+            model=key,
+            settings=CallSettings(
+                max_retries=settings.max_retries,
+                retry=config.retry or settings.retry,
+                call_timeout=config.call_timeout or settings.call_timeout,
+            ),
+            cooldown=self.cooldowns.setdefault(key, Cooldown()),
+            context=self.context,
         )
+
+    async def within_deadline(self) -> None:
+        """Run every step, stopping at the run's deadline.
+
+        Raises:
+            RunLimitError: The deadline passed (the steps still running are cancelled).
+        """
+        deadline = self.setup.settings.deadline
+        if deadline is None:
+            await self.all_steps()
+            return
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(deadline) as scope:
+                await self.all_steps()
+        except TimeoutError as error:
+            if not scope.expired():
+                raise
+            used = time.monotonic() - started
+            raise RunLimitError(limit="deadline", allowed=deadline, used=used) from error
 
     async def all_steps(self) -> None:
         """Start each step instance as soon as it may, until all have finished.
@@ -266,15 +290,23 @@ class _Run:
         finished (see :class:`~langtree.runtime.waits.InstanceWaits`). When nothing runs
         and nothing may start, commands that can never be carried out (they wait for each
         other) stop holding back the first step whose steps are done.
+
+        A usage limit that is reached stops the run from starting anything more, but the
+        calls already in flight are paid for: they finish (and their values are kept)
+        before the limit's error is raised.
         """
         self.commands.apply_ready(self.state, self.setup.config)
         waits = InstanceWaits(self.setup.registry, self.steps)
         closed = list(range(len(self.steps)))
         running: dict[asyncio.Task[None], tuple[int, Address]] = {}
+        limit: RunLimitError | None = None
         try:
             while True:
-                self._start_what_may(waits, closed, running)
+                if limit is None:
+                    self._start_what_may(waits, closed, running)
                 if not running:
+                    if limit is not None:
+                        raise limit
                     if not closed:
                         break
                     fallback = [p for p in closed if waits.deps_finished(p)]
@@ -284,7 +316,10 @@ class _Run:
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     position, address = running.pop(task)
-                    self._outcome(task, position, address)
+                    try:
+                        self._outcome(task, position, address)
+                    except RunLimitError as error:
+                        limit = limit or error
                     waits.finish(position, address)
                 self._settle(waits)
         finally:
@@ -324,7 +359,7 @@ class _Run:
         error = task.exception()
         if error is None:
             return
-        if self.on_error == "continue" and isinstance(error, StepFailedError):
+        if self.setup.on_error == "continue" and isinstance(error, StepFailedError):
             self.errors.append(error)
             self.broken.setdefault(position, {})[address] = f"{error.step_id} at {error.node_path}"
             return
@@ -367,39 +402,52 @@ class _Run:
 
     async def _instance(self, position: int, address: Address, prompt: StepPrompt) -> None:
         step = self.steps[position]
+        call = self.calls[position]
         if step.resample > 1:
-            samples, attempts = await sample(self.calls[position], prompt, step.resample)
-            parsed = None
-            if samples:
-                settings = self.setup.analysis.settings.get(step.node_tag)
-                combined = aggregate(
-                    samples, step.fields, settings.aggregations if settings else {}
-                )
-                parsed = combined.output
-                for name, number in combined.resampled_values.items():
-                    self.resampled_values[(prompt.node_path, name)] = number
+            samples = await sample(call, prompt, step.resample)
+            parsed, attempts = self._aggregated(step, prompt, samples)
         else:
-            parsed, attempts = await self.calls[position].generate(prompt)
-        if parsed is None:
-            raise StepFailedError(
-                step_id=prompt.step_id,
-                node_path=prompt.node_path,
-                attempts=tuple(attempts),
-                partial=copy.deepcopy(self.state.roots),
-                trace=tuple(self.trace),
-            )
+            generated = await call.generate(prompt)
+            if generated.output is None:
+                raise _failure(prompt, generated)
+            parsed, attempts = generated.output, generated.attempts
         written = self._write(address, parsed)
-        if self.log is not None and written:
+        if written:
             last = attempts[-1] if attempts else None
             self.log.record_step(
                 address,
                 written,
                 step_id=step.id,
-                model=self.calls[position].model,
+                model=call.model,
                 prompt_text=prompt.text,
                 attempt=len(attempts) if step.resample > 1 else (last.attempt if last else 1),
                 sample=step.resample,
             )
+
+    def _aggregated(
+        self, step: PlanStep, prompt: StepPrompt, samples: Samples
+    ) -> tuple[BaseModel, tuple[TraceRecord, ...]]:
+        """The samples' aggregate, or the instance's failure.
+
+        Raises:
+            StepFailedError: A sample failed with a permanent error, or no sample gave
+                valid output.
+        """
+        if samples.fatal is not None or not samples.valid:
+            number = samples.fatal if samples.fatal is not None else max(samples.failed)
+            last = samples.failed[number]
+            whole = Generated(
+                output=None,
+                attempts=tuple(samples.attempts),
+                failure=last.failure,
+                cause=last.cause,
+            )
+            raise _failure(prompt, whole, sample=samples.fatal, samples=step.resample)
+        settings = self.setup.analysis.settings.get(step.node_tag)
+        combined = aggregate(samples.valid, step.fields, settings.aggregations if settings else {})
+        for name, value in combined.resampled_values.items():
+            self.resampled_values[(prompt.node_path, name)] = value
+        return combined.output, tuple(samples.attempts)
 
     def _write(self, address: Address, parsed: BaseModel) -> dict[str, object]:
         """Store the output; a value the caller supplied meanwhile is kept.
@@ -416,35 +464,38 @@ class _Run:
         self.state.write_generated(address, fresh)
         return fresh
 
-    def validated_tasks(self) -> tuple[dict[str, TreeNode], dict[str, str]]:
-        """Each root task's values, validated against its class; with failed steps
-        (``on_error="continue"``), why each task that does not validate fails.
+    def result(self, *, stopped: bool) -> RunResult:
+        """What the run produced; ``stopped``: it ended early (a failure, a limit, Ctrl-C).
 
         Raises:
-            ExecutionError: The values do not validate (e.g. a validator of the class)
-                and no step failed.
+            ExecutionError: The run finished, no step failed, and a task does not
+                validate (e.g. a validator of the class).
         """
-        tasks: dict[str, TreeNode] = {}
-        invalid: dict[str, str] = {}
-        for tag, task_class in self.setup.tasks.items():
-            try:
-                tasks[tag] = task_class.model_validate(self.state.roots[tag])
-            except ValidationError as error:
-                details = "\n".join(
-                    f"  - {'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
-                    for detail in error.errors(include_url=False)
-                )
-                if not self.errors:
-                    raise ExecutionError(
-                        f"The values of {display_name(task_class)!r} do not validate after "
-                        f"the run:\n{details}\n"
-                        "  hint: check the class's validators against what the steps generate"
-                    ) from error
-                invalid[tag] = (
-                    f"The values of {display_name(task_class)!r} do not validate: "
-                    f"{len(self.errors)} step instance(s) failed and {len(self.skipped)} "
-                    f"were skipped:\n{details}\n"
-                    "  hint: see result.errors and result.skipped; "
-                    f"result.partial({display_name(task_class)!r}) gives the values as plain data"
-                )
-        return tasks, invalid
+        return run_result(
+            tasks=self.setup.tasks,
+            state=self.state,
+            trace=tuple(self.trace),
+            provenance=tuple(self.log.records),
+            errors=tuple(self.errors),
+            skipped=tuple(self.skipped),
+            resampled_values=dict(self.resampled_values),
+            stopped=stopped,
+        )
+
+
+def _failure(
+    prompt: StepPrompt, generated: Generated, *, sample: int | None = None, samples: int = 1
+) -> StepFailedError:
+    """The error of an instance whose calls gave no usable output."""
+    assert generated.failure is not None
+    error = StepFailedError(
+        step_id=prompt.step_id,
+        node_path=prompt.node_path,
+        fields=prompt.fields,
+        kind=generated.failure,
+        attempts=generated.attempts,
+        sample=sample,
+        samples=samples,
+    )
+    error.__cause__ = generated.cause
+    return error

@@ -1,25 +1,61 @@
-"""``StepFailedError``: a step whose output stayed invalid after every retry."""
+"""How a run fails: a step that failed, a limit reached, an interruption.
+
+Each carries what the run had done when it stopped (:class:`RunResult`, as ``.result``,
+attached when the error leaves the run), so no failure loses the work already paid for::
+
+    ExecutionError
+     ├── StepFailedError     a step instance got no usable output (any kind of failure)
+     └── RunLimitError       the run reached its deadline or a usage limit
+    KeyboardInterrupt
+     └── RunInterrupted      Ctrl-C stopped a synchronous run
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
 
 from langtree.errors import ExecutionError
+from langtree.runtime.faults import FailureKind
 from langtree.runtime.result import TraceRecord
+from langtree.runtime.usage import UsageFigure
 
-__all__ = ["StepFailedError"]
+if TYPE_CHECKING:
+    from langtree.runtime.provenance import ProvenanceRecord
+    from langtree.runtime.result import RunResult
+
+__all__ = ["RunInterrupted", "RunLimitError", "StepFailedError"]
+
+Limit = UsageFigure | Literal["deadline"]
+
+_HINTS: Mapping[str, str] = {
+    "invalid_output": "the raw outputs are in error.attempts; check the model's support for "
+    "structured output (or choose another method with ModelConfig(model, method=...)), or "
+    "pass max_retries=... to run()",
+    "truncated": "the model stopped at its output limit; raise the model's max_tokens, or "
+    "split the step's fields (@sequential)",
+    "transient": "the provider kept failing (timeouts, rate limits, server errors); raise "
+    "retry=RetryPolicy(max_retries=...) or call_timeout, or lower max_concurrency",
+    "permanent": "retrying cannot fix this (credentials, model name, request settings); the "
+    "exception is error.__cause__",
+}
 
 
 class StepFailedError(ExecutionError):
-    """A step instance gave no valid output in any of its attempts (DESIGN D11).
+    """A step instance got no usable output (DESIGN D11).
 
     Attributes:
-        step_id: The plan step.
-        node_path: The node instance.
+        step_id: The plan step (``<node tag>:<fields>``).
+        node_path: The node instance, with its list indices.
+        fields: The fields the step generates.
+        sample: Which sample of a resampled step failed (``None``: the step does not
+            resample, or no sample gave valid output).
+        kind: Why: ``"invalid_output"`` (every answer was invalid or cut off),
+            ``"transient"`` (the provider kept failing) or ``"permanent"`` (an error that
+            retrying cannot fix).
         attempts: The record of every attempt, each with its raw output and error.
-        partial: What each root task held when the run stopped, as plain data by tag
-            (supplied values, and everything generated and mapped so far).
-        trace: Every model call of the run so far.
+        result: What the run had done when it stopped (``None`` while the error is only
+            listed in ``RunResult.errors``).
     """
 
     def __init__(
@@ -27,29 +63,119 @@ class StepFailedError(ExecutionError):
         *,
         step_id: str,
         node_path: str,
+        fields: tuple[str, ...],
+        kind: FailureKind,
         attempts: tuple[TraceRecord, ...],
-        partial: Mapping[str, object],
-        trace: tuple[TraceRecord, ...],
+        sample: int | None = None,
+        samples: int = 1,
     ) -> None:
         self.step_id = step_id
         self.node_path = node_path
+        self.fields = fields
+        self.kind = kind
         self.attempts = attempts
-        self.partial = partial
-        self.trace = trace
-        last = attempts[-1].error if attempts else None
-        super().__init__(
-            f"Step {step_id!r} gave no valid output for {node_path!r} in "
-            f"{len(attempts)} attempt(s); the last error:\n{last}\n"
-            "  hint: the raw outputs are in error.attempts; check the model's support for "
-            "structured output, or pass max_retries=... to run()"
+        self.sample = sample
+        self.samples = samples
+        self.result: RunResult | None = None
+        super().__init__(self._message())
+
+    @property
+    def task(self) -> str:
+        """The root task's tag, e.g. ``task.report``."""
+        return ".".join(self.node_path.split(".")[:2]).split("[")[0]
+
+    @property
+    def partial(self) -> Mapping[str, object]:
+        """Each root task's values as plain data when the run stopped, by tag."""
+        return self.result.partials if self.result is not None else {}
+
+    @property
+    def trace(self) -> tuple[TraceRecord, ...]:
+        """Every model call of the run until it stopped."""
+        return self.result.trace if self.result is not None else self.attempts
+
+    @property
+    def provenance(self) -> tuple[ProvenanceRecord, ...]:
+        """Every write of the run until it stopped."""
+        return self.result.provenance_records if self.result is not None else ()
+
+    def _message(self) -> str:
+        last = self.attempts[-1] if self.attempts else None
+        where = repr(self.node_path)
+        if self.sample is not None and self.samples > 1:
+            where += f" (sample {self.sample} of {self.samples})"
+        count = f"{len(self.attempts)} attempt(s)"
+        if self.kind == "invalid_output":
+            head = f"gave no valid output for {where} in {count}; the last error:"
+        elif self.kind == "transient":
+            head = f"could not get an answer for {where}: {count} failed; the last error:"
+        else:
+            head = f"failed for {where} with an error that retrying cannot fix:"
+        hint_key = "truncated" if last is not None and last.truncated else self.kind
+        return (
+            f"Step {self.step_id!r} {head}\n{last.error if last else None}\n"
+            f"  hint: {_HINTS[hint_key]}"
         )
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.args, self.__dict__))
+        return (_rebuild, (type(self), self.args, self.__dict__))
 
 
-def _rebuild(args: tuple[object, ...], state: dict[str, object]) -> StepFailedError:
-    error = StepFailedError.__new__(StepFailedError)
-    Exception.__init__(error, *args)
+class RunLimitError(ExecutionError):
+    """The run reached its deadline or one of its usage limits; no call started after.
+
+    Attributes:
+        limit: Which: ``"deadline"``, ``"calls"``, ``"input_tokens"``,
+            ``"output_tokens"`` or ``"total_tokens"``.
+        allowed: The limit (seconds for the deadline).
+        used: What the run had used when it stopped.
+        result: What the run had done when it stopped.
+    """
+
+    def __init__(self, *, limit: Limit, allowed: float, used: float, where: str = "") -> None:
+        self.limit = limit
+        self.allowed = allowed
+        self.used = used
+        self.result: RunResult | None = None
+        if limit == "deadline":
+            message = f"The run reached its deadline of {allowed:g} s"
+            hint = "pass a larger deadline=..., or lower the work per run"
+        else:
+            message = (
+                f"The run reached its limit of {allowed:,} {limit.replace('_', ' ')} "
+                f"({used:,} used){where}"
+            )
+            hint = f"raise usage_limits=UsageLimits({limit}=...)"
+        super().__init__(f"{message}\n  hint: {hint}; error.result holds what had finished")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a synchronous run: no call started after it, calls in flight were
+    cancelled.
+
+    Attributes:
+        result: What the run had done when it stopped.
+    """
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+        finished = sum(1 for record in result.trace if record.error is None)
+        super().__init__(
+            f"The run was interrupted after {len(result.trace)} model call(s), {finished} "
+            "of them with a usable answer; error.result holds what had finished"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(
+    cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]
+) -> BaseException:
+    error = cls.__new__(cls)
+    BaseException.__init__(error, *args)
     error.__dict__.update(state)
     return error

@@ -1,19 +1,63 @@
-"""``LLMProvider``: the chat models a run may use, by key, the first being the default."""
+"""``LLMProvider``: the chat models a run may use, by key, the first being the default.
+
+A model is any LangChain chat model, any runnable around one (``with_retry``,
+``with_fallbacks``, ``configurable_fields``/``configurable_alternatives``, ``bind``, or a
+user's own ``Runnable``), or a function that builds one when first needed. Wrapped in a
+:class:`ModelConfig`, it also says how LangTree calls it: the structured-output method,
+the call timeout and the retry policy for that model alone.
+"""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, TypeAlias
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
+from langtree.runtime.loop import LoopAffinity
+from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
+from langtree.runtime.retry import RetryPolicy
 
-__all__ = ["LLMProvider", "ModelSource"]
+__all__ = ["ChatRunnable", "LLMProvider", "ModelConfig", "ModelSource"]
 
-ModelSource = BaseChatModel | Callable[[], BaseChatModel]
-"""A chat model, or a function without arguments that builds one when first needed."""
+ChatRunnable: TypeAlias = Runnable[Any, Any]
+"""A chat model, or a runnable that takes messages and returns the model's message."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """A model and how LangTree calls it.
+
+    Attributes:
+        model: The chat model (or runnable around one), or a function that builds it.
+        method: How structured output is asked for: ``"function_calling"`` (the schema
+            as a tool the model must call), ``"json_schema"`` (the provider's native
+            structured output), ``"json_mode"`` (the schema in the prompt, JSON mode
+            where the model has it), or ``"auto"`` (the model's own default; see
+            ``langtree.runtime.methods``).
+        call_timeout: Seconds one call to this model may take (``None``: the run's).
+        retry: How this model's transient failures are retried (``None``: the run's).
+
+    >>> from langtree.testing import FakeChatModel
+    >>> ModelConfig(FakeChatModel(), method="json_schema", call_timeout=30).method
+    'json_schema'
+    """
+
+    model: ChatRunnable | Callable[[], ChatRunnable]
+    _: KW_ONLY
+    method: MethodChoice = "auto"
+    call_timeout: float | None = None
+    retry: RetryPolicy | None = None
+
+
+ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | ModelConfig
+"""A chat model or runnable, a function without arguments that builds one when first
+needed, or a :class:`ModelConfig` holding either."""
 
 
 class LLMProvider:
@@ -23,11 +67,13 @@ class LLMProvider:
     client needs an API key is only built when a run uses it.
 
     Args:
-        models: Keys to chat models or factories, in order (the first is the default).
+        models: Keys to chat models, runnables, factories or :class:`ModelConfig`, in
+            order (the first is the default).
 
     Raises:
         StructureError: ``models`` is empty, or a key is not a string, or a value is
-            neither a chat model nor a callable (every such key is reported).
+            none of those, or a ``ModelConfig`` setting is wrong (every such key is
+            reported).
 
     >>> from langtree.testing import FakeChatModel
     >>> provider = LLMProvider({"fast": FakeChatModel(), "smart": lambda: FakeChatModel()})
@@ -41,36 +87,47 @@ class LLMProvider:
         problems = _problems(models)
         if problems:
             raise StructureError(problems)
-        self._sources = dict(models)
-        self._built: dict[str, BaseChatModel] = {}
+        self._configs = {
+            key: value if isinstance(value, ModelConfig) else ModelConfig(value)
+            for key, value in models.items()
+        }
+        self._built: dict[str, ChatRunnable] = {}
         self._lock = threading.Lock()
+        self.affinity = LoopAffinity()
+        """The event loop the provider's models are driven from (see ``runtime.loop``)."""
 
     @property
     def default(self) -> str:
         """The key of the default model (the first one given)."""
-        return next(iter(self._sources))
+        return next(iter(self._configs))
 
     def list_models(self) -> list[str]:
         """The model keys, the default first."""
-        return list(self._sources)
+        return list(self._configs)
 
-    def get(self, name: str | None = None) -> BaseChatModel:
-        """The chat model for a key, building it on first use when a factory was given.
+    def config(self, name: str | None = None) -> ModelConfig:
+        """How the model of a key is called (its ``ModelConfig``, the model unbuilt).
+
+        Raises:
+            StructureError: No model has that key.
+        """
+        return self._configs[self._key(name)]
+
+    def get(self, name: str | None = None) -> ChatRunnable:
+        """The model for a key, building it on first use when a factory was given.
 
         Args:
             name: The model key (``None``: the default).
 
         Returns:
-            The chat model; the same instance on every call for the same key.
+            The model; the same instance on every call for the same key.
 
         Raises:
             StructureError: No model has that key, or its factory did not return a chat
-                model. What a factory raises propagates unchanged (and it is called again
-                on the next ``get``).
+                model or runnable. What a factory raises propagates unchanged (and it is
+                called again on the next ``get``).
         """
-        key = self.default if name is None else name
-        if key not in self._sources:
-            raise StructureError([self._unknown(key)])
+        key = self._key(name)
         with self._lock:
             if key not in self._built:
                 self._built[key] = self._build(key)
@@ -79,27 +136,33 @@ class LLMProvider:
     def __repr__(self) -> str:
         return f"LLMProvider(models={self.list_models()!r}, default={self.default!r})"
 
-    def _build(self, key: str) -> BaseChatModel:
-        source = self._sources[key]
-        if isinstance(source, BaseChatModel):
+    def _key(self, name: str | None) -> str:
+        key = self.default if name is None else name
+        if key not in self._configs:
+            raise StructureError([self._unknown(key)])
+        return key
+
+    def _build(self, key: str) -> ChatRunnable:
+        source = self._configs[key].model
+        if isinstance(source, Runnable):
             return source
         model = source()
-        if not isinstance(model, BaseChatModel):
+        if not isinstance(model, Runnable):
             raise StructureError(
                 [
                     _error(
                         f"The factory of model {key!r} returned {type(model).__name__!r}, "
                         "not a chat model",
-                        "return a langchain_core BaseChatModel (e.g. ChatOpenAI(...)) "
-                        "from the factory",
+                        "return a langchain_core BaseChatModel (e.g. ChatOpenAI(...)) or a "
+                        "runnable around one from the factory",
                     )
                 ]
             )
         return model
 
     def _unknown(self, key: str) -> Diagnostic:
-        available = ", ".join(repr(name) for name in self._sources)
-        close = suggest(key, list(self._sources), fallback="")
+        available = ", ".join(repr(name) for name in self._configs)
+        close = suggest(key, list(self._configs), fallback="")
         return _error(
             f"Model {key!r} is not in the provider",
             f"{close + ' ' if close else ''}the provider's models are {available}",
@@ -107,30 +170,65 @@ class LLMProvider:
 
 
 def _problems(models: Mapping[str, object]) -> list[Diagnostic]:
-    """Keys that are not strings, values that cannot become a chat model, or no models."""
-    if not models:
+    """Keys that are not strings, values that cannot become a model, wrong settings."""
+    if not isinstance(models, Mapping) or not models:
         return [
             _error(
                 "LLMProvider needs at least one model",
                 "pass the models by key, e.g. LLMProvider({'default': ChatOpenAI(...)})",
             )
         ]
-    return [
-        *(
-            _error(f"Model key {key!r} is not a string", "name each model with a string")
-            for key in models
-            if not isinstance(key, str)
-        ),
-        *(
-            _error(
-                f"Model {key!r} is a {type(value).__name__!r}, not a chat model or a factory",
-                "pass a langchain_core BaseChatModel, or a function without arguments "
-                "that returns one",
-            )
-            for key, value in models.items()
-            if not isinstance(value, BaseChatModel) and not callable(value)
-        ),
+    problems = [
+        _error(f"Model key {key!r} is not a string", "name each model with a string")
+        for key in models
+        if not isinstance(key, str)
     ]
+    for key, value in models.items():
+        problems.extend(_value_problems(key, value))
+    return problems
+
+
+def _value_problems(key: object, value: object) -> list[Diagnostic]:
+    source = value.model if isinstance(value, ModelConfig) else value
+    if not isinstance(source, Runnable) and not callable(source):
+        return [
+            _error(
+                f"Model {key!r} is a {type(source).__name__!r}, not a chat model or a factory",
+                "pass a langchain_core BaseChatModel (or a runnable around one), or a "
+                "function without arguments that returns one",
+            )
+        ]
+    if not isinstance(value, ModelConfig):
+        return []
+    return [_error(f"Model {key!r}: {problem}", hint) for problem, hint in _config_problems(value)]
+
+
+def _config_problems(config: ModelConfig) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    if config.method not in METHOD_CHOICES:
+        listed = ", ".join(repr(name) for name in METHOD_CHOICES)
+        close = suggest(str(config.method), list(METHOD_CHOICES), fallback="")
+        problems.append(
+            (f"method must be one of {listed}, got {config.method!r}", close or "use 'auto'")
+        )
+    timeout = config.call_timeout
+    if timeout is not None and not (_seconds(timeout) and timeout > 0):
+        problems.append(
+            (
+                f"call_timeout must be a number of seconds above 0 or None, got {timeout!r}",
+                "e.g. ModelConfig(model, call_timeout=60)",
+            )
+        )
+    if config.retry is not None:
+        problems.extend(
+            (f"retry: {problem}", "e.g. RetryPolicy(max_retries=5)")
+            for problem in config.retry.problems()
+        )
+    return problems
+
+
+def _seconds(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _error(message: str, hint: str) -> Diagnostic:

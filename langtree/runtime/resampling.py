@@ -2,8 +2,10 @@
 
 Each sample is an independent :meth:`~langtree.runtime.call.StepCall.generate` (with its
 own retries; every call waits for the run's ``max_concurrency`` and gets its own trace
-record with its sample number). The instance fails only when no sample validates; the
-failed samples stay in the trace and are left out of the aggregate.
+record with its sample number). The instance fails when no sample validates, or at once
+when a sample fails with a permanent error (the other samples are then cancelled); the
+failed samples stay in the trace and are left out of the aggregate. A sample stopped by
+a usage limit lets the samples in flight finish before the limit's error propagates.
 
 Per field of the step, over the valid samples:
 
@@ -29,10 +31,11 @@ from pydantic import BaseModel
 
 from langtree.dsl.commands import AggregationFunction
 from langtree.prompts.preview import StepPrompt
-from langtree.runtime.call import StepCall
+from langtree.runtime.call import Generated, StepCall
+from langtree.runtime.failure import RunLimitError
 from langtree.runtime.result import TraceRecord
 
-__all__ = ["Aggregate", "aggregate", "nearest_member", "sample"]
+__all__ = ["Aggregate", "Samples", "aggregate", "nearest_member", "sample"]
 
 _NUMERIC: Mapping[str, Callable[[list[float]], float]] = {
     "mean": statistics.fmean,
@@ -56,20 +59,64 @@ class Aggregate:
     resampled_values: dict[str, float]
 
 
-async def sample(
-    call: StepCall, prompt: StepPrompt, count: int
-) -> tuple[list[BaseModel], list[TraceRecord]]:
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """What the samples of one step instance gave.
+
+    Attributes:
+        valid: The valid outputs, in sample order.
+        attempts: Every attempt of the samples that finished.
+        failed: The failed samples' results by sample number.
+        fatal: The sample whose failure ended the others (a permanent error), if any.
+    """
+
+    valid: list[BaseModel]
+    attempts: list[TraceRecord]
+    failed: dict[int, Generated]
+    fatal: int | None = None
+
+
+async def sample(call: StepCall, prompt: StepPrompt, count: int) -> Samples:
     """Generate ``count`` samples concurrently.
 
-    Returns:
-        The valid samples in sample order, and every attempt's record.
+    A sample that fails with a permanent error cancels the samples still running (they
+    would fail the same way, and nothing may call the model for an instance that has
+    failed); a sample whose output stays invalid, or whose provider keeps failing, is left
+    out of the aggregate. A usage limit that a sample reaches lets the samples in flight
+    finish (they are paid for), then propagates.
     """
-    results = await asyncio.gather(
-        *(call.generate(prompt, sample=number) for number in range(1, count + 1))
+    tasks = {
+        asyncio.create_task(call.generate(prompt, sample=number)): number
+        for number in range(1, count + 1)
+    }
+    results: dict[int, Generated] = {}
+    fatal: int | None = None
+    limit: RunLimitError | None = None
+    try:
+        pending = set(tasks)
+        while pending and fatal is None:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                try:
+                    results[tasks[task]] = task.result()
+                except RunLimitError as error:
+                    limit = limit or error
+                    continue
+                if results[tasks[task]].failure == "permanent":
+                    fatal = tasks[task]
+        if limit is not None:
+            raise limit
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    ordered = [results[number] for number in sorted(results)]
+    return Samples(
+        valid=[result.output for result in ordered if result.output is not None],
+        attempts=[record for result in ordered for record in result.attempts],
+        failed={number: result for number, result in results.items() if result.output is None},
+        fatal=fatal,
     )
-    valid = [output for output, _ in results if output is not None]
-    attempts = [record for _, records in results for record in records]
-    return valid, attempts
 
 
 def aggregate(

@@ -14,7 +14,9 @@ from langchain_core.messages import BaseMessage
 from pydantic_core import to_jsonable_python
 
 from langtree.errors import ExecutionError
+from langtree.runtime.faults import FailureKind
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
+from langtree.runtime.usage import RunUsage
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
 
@@ -43,8 +45,16 @@ class TraceRecord:
         usage: The provider's ``usage_metadata`` of the reply, when it reports one.
         latency: Seconds the call took.
         raw_output: The reply as the model gave it: the structured-output tool call's
-            arguments as JSON, else the reply's text.
-        error: Why the output was not accepted (``None``: accepted).
+            arguments as JSON, else the reply's text (empty when the call raised).
+        error: Why the output was not accepted (``None``: accepted): the validation
+            problems, one per line, or the exception the call raised.
+        failure: What kind of failure ``error`` is: ``"invalid_output"``,
+            ``"transient"`` or ``"permanent"`` (``None``: accepted).
+        truncated: Whether the provider said the answer stopped at its output limit.
+        answered_by: The model name the provider reported (``response_metadata``), which
+            tells which model of a ``with_fallbacks`` chain answered.
+        waited: Seconds waited before the call: a retry's backoff or ``Retry-After``,
+            or a rate-limit cooldown of the model.
     """
 
     step_id: str
@@ -59,6 +69,10 @@ class TraceRecord:
     latency: float
     raw_output: str
     error: str | None
+    failure: FailureKind | None = None
+    truncated: bool = False
+    answered_by: str | None = None
+    waited: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-ready data (messages as ``{"role", "content"}``)."""
@@ -77,6 +91,10 @@ class TraceRecord:
             "latency": self.latency,
             "raw_output": self.raw_output,
             "error": self.error,
+            "failure": self.failure,
+            "truncated": self.truncated,
+            "answered_by": self.answered_by,
+            "waited": self.waited,
         }
 
 
@@ -128,6 +146,8 @@ class RunResult:
         skipped: The instances not run because one they depend on failed.
         partials: Each root task's values as plain data, by tag.
         invalid: Why each task that did not validate failed, by tag.
+        usage: The calls and tokens of the run, retries and failed calls included,
+            overall and per model key.
     """
 
     tasks: Mapping[str, TreeNode]
@@ -138,6 +158,7 @@ class RunResult:
     skipped: tuple[SkippedInstance, ...] = ()
     partials: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     invalid: Mapping[str, str] = field(default_factory=dict)
+    usage: RunUsage = field(default_factory=RunUsage)
 
     @overload
     def __getitem__(self, key: type[_Task]) -> _Task: ...
@@ -227,6 +248,7 @@ class RunResult:
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
             "provenance": self.provenance_json(),
+            "usage": self.usage.to_json_dict(),
         }
         if self.errors or self.skipped or self.invalid:
             data["errors"] = [

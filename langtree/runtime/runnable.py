@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import var_child_runnable_config
 
 from langtree.errors import ExecutionError
-from langtree.runtime.engine import run_blocking
+from langtree.runtime.engine import RunWatch, run_interruptible
 from langtree.runtime.result import RunResult
 
 __all__ = ["RunInputs", "StartRun", "run_runnable"]
@@ -29,8 +29,9 @@ __all__ = ["RunInputs", "StartRun", "run_runnable"]
 RunInputs = Mapping[object, object] | None
 """The runnable's input: task classes or tags to the caller's values (or ``None``)."""
 
-StartRun = Callable[[Mapping[object, object] | None], Awaitable[RunResult]]
-"""Starts one run for the given inputs (``RunStructure.arun`` with its settings bound)."""
+StartRun = Callable[[Mapping[object, object] | None, RunWatch | None], Awaitable[RunResult]]
+"""Starts one run for the given inputs (``RunStructure.arun`` with its settings bound),
+reporting to the watch, when given, what had finished if it is cancelled."""
 
 DEFAULT_NAME = "LangTree run"
 
@@ -40,18 +41,20 @@ def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunIn
 
     Args:
         start: Runs the tree for one inputs mapping, e.g.
-            ``lambda inputs: structure.arun(inputs, variables)``.
+            ``lambda inputs, watch: structure.arun(inputs, variables)``.
         name: The run's name in LangChain tracing.
     """
 
-    async def traced(inputs: object, config: RunnableConfig) -> RunResult:
+    async def traced(
+        inputs: object, config: RunnableConfig, watch: RunWatch | None = None
+    ) -> RunResult:
         # The runnable's child config (its callbacks) becomes the parent of the model
-        # calls, also when the run happens on a worker thread (inside a running loop).
+        # calls, also when the run happens on LangTree's own loop thread.
         var_child_runnable_config.set(config)
-        return await start(_inputs(inputs))
+        return await start(_inputs(inputs), watch)
 
     def invoke(inputs: object, config: RunnableConfig) -> RunResult:
-        return run_blocking(lambda: traced(inputs, config))
+        return run_interruptible(lambda watch: traced(inputs, config, watch))
 
     async def ainvoke(inputs: object, config: RunnableConfig) -> RunResult:
         return await traced(inputs, config)

@@ -62,8 +62,15 @@ class StructureConfig:
         return self.token_budget.get(model_key or "*", self.token_budget.get("*"))
 
     @classmethod
-    def create(cls, config: ConfigInput) -> StructureConfig:
+    def create(
+        cls, config: ConfigInput, *, other_keys: frozenset[str] = frozenset()
+    ) -> StructureConfig:
         """Read the settings in any of their accepted forms.
+
+        Args:
+            config: The settings.
+            other_keys: Names of settings that a later stage reads (the run's); they are
+                not unknown, and are suggested for a misspelt name.
 
         Raises:
             StructureError: With one diagnostic per unknown name or bad value.
@@ -79,11 +86,11 @@ class StructureConfig:
             return cls(type_mapping=config)
         if not isinstance(config, Mapping):
             raise StructureError([_not_a_config(config)])
-        return cls._from_mapping(config)
+        return cls._from_mapping(config, CONFIG_KEYS | other_keys)
 
     @classmethod
-    def _from_mapping(cls, config: Mapping[str, object]) -> StructureConfig:
-        problems = [_unknown(key) for key in config if key not in CONFIG_KEYS]
+    def _from_mapping(cls, config: Mapping[str, object], known: frozenset[str]) -> StructureConfig:
+        problems = [_unknown(key, known) for key in config if key not in known]
         modifier = _modifier(config.get("default_modifier", "sequential"))
         if modifier is None:
             problems.append(_bad_modifier(config["default_modifier"]))
@@ -127,12 +134,12 @@ def _not_a_config(config: object) -> Diagnostic:
     )
 
 
-def _unknown(key: str) -> Diagnostic:
-    known = ", ".join(repr(name) for name in sorted(CONFIG_KEYS))
+def _unknown(key: str, known: frozenset[str]) -> Diagnostic:
+    listed = ", ".join(repr(name) for name in sorted(known))
     return Diagnostic(
         severity="error",
         message=f"Unknown setting {key!r}",
-        hint=suggest(str(key), sorted(CONFIG_KEYS), fallback=f"the settings are {known}"),
+        hint=suggest(str(key), sorted(known), fallback=f"the settings are {listed}"),
     )
 
 

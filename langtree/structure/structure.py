@@ -25,12 +25,18 @@ class TreeStructure:
     Args:
         config: Settings as a dict, a ``TypeMappingConfig``, or ``None`` for defaults.
         models: The model keys that ``llm(...)`` may name, when known.
+        other_keys: Names of config settings a later stage reads (see
+            ``StructureConfig.create``).
     """
 
     def __init__(
-        self, config: ConfigInput = None, *, models: Collection[str] | None = None
+        self,
+        config: ConfigInput = None,
+        *,
+        models: Collection[str] | None = None,
+        other_keys: frozenset[str] = frozenset(),
     ) -> None:
-        self.config = StructureConfig.create(config)
+        self.config = StructureConfig.create(config, other_keys=other_keys)
         self._models = models
         self._tasks: dict[str, type[TreeNode]] = {}
         self._registry = NodeRegistry()

@@ -29,14 +29,16 @@ import pydantic_core
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import agenerate_from_stream, generate_from_stream
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables.config import ensure_config
 from pydantic import PrivateAttr
 
 from langtree.errors import ExecutionError
+from langtree.runtime.chat_base import StructuredChatModel, requested_output
 from langtree.runtime.metadata import NODE_PATH_KEY
-from langtree.runtime.tool_choice import ToolCallingChatModel, chosen_tool
+from langtree.runtime.methods import Method
 from langtree.testing.examples import example_value
 
 _PIECE = 16
@@ -61,8 +63,12 @@ class FakeRequest:
             no tool was called for).
         text: The content of every message, joined by a blank line.
         messages: The messages sent.
-        schema: The JSON schema of the tool's arguments (``None`` without a tool).
+        schema: The JSON schema of the requested output: the tool's arguments, the
+            ``response_format``'s schema, or in JSON mode the schema LangTree put into
+            the prompt (``None`` without structured output).
         tool_name: The name of the tool called for (``None`` without a tool).
+        method: How structured output was asked for: ``"function_calling"``,
+            ``"json_schema"`` or ``"json_mode"`` (``None``: a text reply).
     """
 
     node_path: str | None
@@ -71,17 +77,22 @@ class FakeRequest:
     messages: tuple[BaseMessage, ...]
     schema: Mapping[str, object] | None
     tool_name: str | None
+    method: Method | None = None
 
 
-class FakeChatModel(ToolCallingChatModel):
+class FakeChatModel(StructuredChatModel):
     """A deterministic chat model that answers offline and records every call.
 
     Bound to tools (``with_structured_output(Schema)`` binds one), it calls the first tool,
     or the one ``tool_choice`` names, with arguments valid for the tool's schema (see
-    :func:`langtree.testing.example_value`); without tools it echoes the first line of
-    the last human message. A ``responder`` replaces both: its dict becomes the tool
-    call's arguments and its string the reply's text, unvalidated, so tests can feed
-    LangTree wrong output on purpose. Same request, same reply: no network, no randomness.
+    :func:`langtree.testing.example_value`); asked for JSON
+    (``with_structured_output(Schema, method="json_schema")`` or ``"json_mode"``), it
+    replies with such values as JSON text; otherwise it echoes the first line of the last
+    human message. A ``responder`` replaces all of these: its dict becomes the tool call's
+    arguments (or the JSON text) and its string the reply's text, unvalidated, so tests
+    can feed LangTree wrong output on purpose; what it raises, the call raises (a
+    provider's timeout or rate limit, say). Same request, same reply: no network, no
+    randomness.
 
     Args:
         responder: Called with each :class:`FakeRequest`; returns the arguments (a dict)
@@ -89,6 +100,10 @@ class FakeChatModel(ToolCallingChatModel):
             awaitable of either. What it raises propagates to the caller.
         latency: Seconds each call waits before replying (``asyncio.sleep`` on the async
             path, ``time.sleep`` on the sync one), or a function of the request.
+        model_name: The name the replies report in ``response_metadata`` (which model
+            answered, e.g. behind ``with_fallbacks``).
+        report_usage: Whether replies carry ``usage_metadata``, as provider replies do:
+            about four characters a token, of the messages' text and of the reply.
 
     >>> from pydantic import BaseModel
     >>> class Answer(BaseModel):
@@ -105,6 +120,8 @@ class FakeChatModel(ToolCallingChatModel):
 
     responder: Responder | None = None
     latency: Latency = 0.0
+    model_name: str = "langtree-fake"
+    report_usage: bool = False
     _calls: list[FakeRequest] = PrivateAttr(default_factory=list)
 
     def __init__(
@@ -175,7 +192,7 @@ class FakeChatModel(ToolCallingChatModel):
         reply = self.responder(request) if self.responder else _default_reply(request)
         if inspect.isawaitable(reply):
             reply = _run_to_completion(reply)
-        yield from _chunks(request, reply)
+        yield from _chunks(request, reply, self)
 
     async def _areplies(
         self,
@@ -190,7 +207,7 @@ class FakeChatModel(ToolCallingChatModel):
         reply = self.responder(request) if self.responder else _default_reply(request)
         if inspect.isawaitable(reply):
             reply = await reply
-        for chunk in _chunks(request, reply):
+        for chunk in _chunks(request, reply, self):
             yield chunk
 
     def _record(
@@ -199,8 +216,8 @@ class FakeChatModel(ToolCallingChatModel):
         run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
         options: Mapping[str, object],
     ) -> FakeRequest:
-        tool = chosen_tool(options.get("tools"), options.get("tool_choice"))
-        schema = tool.get("parameters", {}) if tool else None
+        wanted = requested_output(options, messages)
+        schema = wanted.schema if wanted else None
         properties = schema.get("properties", {}) if schema else {}
         request = FakeRequest(
             node_path=_node_path(run_manager),
@@ -208,7 +225,8 @@ class FakeChatModel(ToolCallingChatModel):
             text="\n\n".join(message.text for message in messages),
             messages=tuple(messages),
             schema=schema,
-            tool_name=tool["name"] if tool else None,
+            tool_name=wanted.tool_name if wanted else None,
+            method=wanted.method if wanted else None,
         )
         self._calls.append(request)
         return request
@@ -221,10 +239,12 @@ class FakeChatModel(ToolCallingChatModel):
 
 
 def _default_reply(request: FakeRequest) -> ResponderResult:
-    """Arguments valid for the tool's schema, or the last human message's first line."""
+    """Values valid for the requested schema, or the last human message's first line."""
     if request.schema is not None:
         value = example_value(request.schema)
         return value if isinstance(value, Mapping) else {}
+    if request.method is not None:
+        return {}
     human = next((m for m in reversed(request.messages) if isinstance(m, HumanMessage)), None)
     return human.text.split("\n", 1)[0] if human else ""
 
@@ -238,13 +258,20 @@ def _node_path(
     return path if isinstance(path, str) else None
 
 
-def _chunks(request: FakeRequest, reply: object) -> Iterator[ChatGenerationChunk]:
-    """The reply as a provider would stream it: text, or a tool call's JSON arguments."""
+def _chunks(
+    request: FakeRequest, reply: object, model: FakeChatModel
+) -> Iterator[ChatGenerationChunk]:
+    """The reply as a provider would stream it: text (JSON text when structured output
+    was asked for as JSON), or a tool call's JSON arguments; the last chunk says which
+    model answered, and how many tokens it took when the model reports usage."""
     call = request.tool_name is not None and not isinstance(reply, str)
     text = reply if isinstance(reply, str) else _json(reply)
     pieces = [text[i : i + _PIECE] for i in range(0, len(text), _PIECE)] or [""]
+    usage = _usage(request.text, text) if model.report_usage else None
     for number, piece in enumerate(pieces):
         position: Literal["last"] | None = "last" if number == len(pieces) - 1 else None
+        metadata = {"model_name": model.model_name, "finish_reason": "stop"} if position else {}
+        counted = usage if position else None
         if call:
             first = number == 0
             tool_chunk = tool_call_chunk(
@@ -254,11 +281,26 @@ def _chunks(request: FakeRequest, reply: object) -> Iterator[ChatGenerationChunk
                 index=0,
             )
             message = AIMessageChunk(
-                content="", tool_call_chunks=[tool_chunk], chunk_position=position
+                content="",
+                tool_call_chunks=[tool_chunk],
+                chunk_position=position,
+                response_metadata=metadata,
+                usage_metadata=counted,
             )
         else:
-            message = AIMessageChunk(content=piece, chunk_position=position)
+            message = AIMessageChunk(
+                content=piece,
+                chunk_position=position,
+                response_metadata=metadata,
+                usage_metadata=counted,
+            )
         yield ChatGenerationChunk(message=message)
+
+
+def _usage(prompt: str, reply: str) -> UsageMetadata:
+    """Token counts at about four characters a token."""
+    sent, received = -(-len(prompt) // 4), -(-len(reply) // 4)
+    return UsageMetadata(input_tokens=sent, output_tokens=received, total_tokens=sent + received)
 
 
 def _json(value: object) -> str:

@@ -1,4 +1,5 @@
-"""The model call path: the tool bound directly, and with_structured_output as fallback."""
+"""The model call path: the tool bound directly, with_structured_output as fallback, and
+answers cut off at the output limit."""
 
 from collections.abc import Sequence
 from operator import itemgetter
@@ -14,7 +15,7 @@ from pydantic import Field
 
 from langtree import RunStructure, TreeNode
 from langtree.runtime import LLMProvider, RunResult
-from langtree.runtime.call import bind_step
+from langtree.runtime.methods import bind_structured
 from langtree.runtime.schema import tool_schema
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import ResponderResult
@@ -54,7 +55,7 @@ def replies(*answers: ResponderResult) -> Any:
     return lambda request: queue.pop(0)
 
 
-def greet(model: FakeChatModel, **options: Any) -> RunResult:
+def greet(model: BaseChatModel, **options: Any) -> RunResult:
     structure = RunStructure(provider=LLMProvider({"default": model}))
     structure.add(TaskGreet)
     return structure.run({TaskGreet: {"name": "Ada"}}, **options)
@@ -69,9 +70,10 @@ def trace_fields(result: RunResult) -> list[tuple[object, ...]]:
 
 def test_step_is_bound_to_its_tool_by_name() -> None:
     model = FakeChatModel()
-    runnable, name = bind_step(model, TaskGreet)
+    binding = bind_structured(model, tool_schema(TaskGreet), "function_calling")
+    name = binding.tool_name
 
-    reply = runnable.invoke("Hi")
+    reply = binding.runnable.invoke("Hi")
 
     assert name == tool_schema(TaskGreet)["title"]
     assert isinstance(reply, AIMessage)
@@ -80,10 +82,12 @@ def test_step_is_bound_to_its_tool_by_name() -> None:
 
 
 def test_model_without_bind_tools_is_bound_with_structured_output() -> None:
-    runnable, name = bind_step(StructuredOnly(), TaskGreet)
+    binding = bind_structured(StructuredOnly(), tool_schema(TaskGreet), "function_calling")
 
-    assert name is None
-    assert isinstance(runnable.invoke("Hi"), dict)
+    reply = binding.runnable.invoke("Hi")
+
+    assert isinstance(reply, AIMessage)
+    assert reply.tool_calls[0]["name"] == binding.tool_name
 
 
 def test_both_paths_give_the_same_output_and_trace() -> None:
@@ -143,6 +147,71 @@ def test_invalid_tool_call_is_retried_with_feedback() -> None:
     )
     assert model.sent[1][-1].content == (
         "Your previous answer could not be used:\n"
-        "- the answer held no structured output (no tool call)\n\n"
+        "- the tool call's arguments are not valid JSON: '{oops'\n\n"
         "Write Greeting again, as structured output."
+    )
+
+
+class CutOff(BaseChatModel):
+    """A model without tools (asked in JSON mode) that gives ``replies`` in turn, each
+    with its ``response_metadata``."""
+
+    replies: list[AIMessage]
+    sent: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "cut-off"
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.sent.append(messages)
+        return ChatResult(generations=[ChatGeneration(message=self.replies[len(self.sent) - 1])])
+
+
+def cut_off_then_valid() -> CutOff:
+    return CutOff(
+        replies=[
+            AIMessage(content='{"greeting": "Hel', response_metadata={"finish_reason": "length"}),
+            AIMessage(content='{"greeting": "Hello, Ada!"}', response_metadata={"done": True}),
+        ]
+    )
+
+
+def test_answer_cut_off_is_an_invalid_output_that_says_so() -> None:
+    result = greet(cut_off_then_valid())
+
+    first = result.trace[0]
+    assert (first.error, first.truncated, first.failure) == (
+        "- the answer was cut off at the model's output limit\n"
+        '- the answer is not a JSON object: \'{"greeting": "Hel\'',
+        True,
+        "invalid_output",
+    )
+
+
+def test_answer_cut_off_is_retried_with_feedback() -> None:
+    model = cut_off_then_valid()
+
+    result = greet(model)
+
+    assert result[TaskGreet].greeting == "Hello, Ada!"
+    assert model.sent[1][-1].content == (
+        "Your previous answer could not be used:\n"
+        "- the answer was cut off at the model's output limit\n"
+        '- the answer is not a JSON object: \'{"greeting": "Hel\'\n\n'
+        "Write Greeting again, as one JSON object that follows the schema."
+    )
+
+
+def test_complete_answer_flagged_cut_off_is_accepted_and_flagged() -> None:
+    message = AIMessage(
+        content='{"greeting": "Hi."}', response_metadata={"stop_reason": "max_tokens"}
+    )
+
+    result = greet(CutOff(replies=[message]))
+
+    assert (result[TaskGreet].greeting, result.trace[0].truncated, result.trace[0].error) == (
+        "Hi.",
+        True,
+        None,
     )

@@ -334,7 +334,7 @@ def test_reply_without_structured_output_is_retried() -> None:
     assert (result[TaskGreet].greeting, model.calls[1].messages[2].content) == (
         "Hello, Ada!",
         "Your previous answer could not be used:\n"
-        "- the answer held no structured output (no tool call)\n\n"
+        "- the answer held no tool call, only text: 'Hello there'\n\n"
         "Write Greeting again, as structured output.",
     )
 
@@ -388,7 +388,8 @@ def test_persistent_failure_raises_step_failed_error() -> None:
         "Step 'task.story:body' gave no valid output for 'task.story' in 3 attempt(s); "
         "the last error:\n- body: Field required\n"
         "  hint: the raw outputs are in error.attempts; check the model's support for "
-        "structured output, or pass max_retries=... to run()"
+        "structured output (or choose another method with ModelConfig(model, method=...)), "
+        "or pass max_retries=... to run()"
     )
 
 

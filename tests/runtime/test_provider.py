@@ -1,13 +1,15 @@
-"""LLMProvider: models by key, the first the default, factories built once and lazily."""
+"""LLMProvider: models by key, the first the default, factories built once and lazily, and
+each model's ModelConfig checked up front."""
 
 import threading
 import time
+from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
 
 from langtree import LangTreeError, RunStructure, StructureError, TreeNode
-from langtree.runtime import LLMProvider
+from langtree.runtime import LLMProvider, ModelConfig, RetryPolicy
 from langtree.testing import FakeChatModel
 
 
@@ -135,7 +137,8 @@ def test_factory_that_returns_no_chat_model_is_an_error() -> None:
     assert str(caught.value) == (
         "LangTree found 1 problem:\n\n"
         "error: The factory of model 'broken' returned 'str', not a chat model\n"
-        "  hint: return a langchain_core BaseChatModel (e.g. ChatOpenAI(...)) from the factory"
+        "  hint: return a langchain_core BaseChatModel (e.g. ChatOpenAI(...)) or a runnable "
+        "around one from the factory"
     )
 
 
@@ -204,8 +207,8 @@ def test_value_that_is_no_model_names_the_key() -> None:
     assert str(caught.value) == (
         "LangTree found 1 problem:\n\n"
         "error: Model 'smart' is a 'str', not a chat model or a factory\n"
-        "  hint: pass a langchain_core BaseChatModel, or a function without arguments that "
-        "returns one"
+        "  hint: pass a langchain_core BaseChatModel (or a runnable around one), or a function "
+        "without arguments that returns one"
     )
 
 
@@ -253,4 +256,195 @@ def test_run_structure_reports_keys_the_provider_lacks() -> None:
 
     assert messages(caught.value) == [
         ("Model 'smart' is not in the provider", "the provider's models are 'fast'")
+    ]
+
+
+# --- ModelConfig ----------------------------------------------------------------------------
+
+METHOD_LIST = "'auto', 'function_calling', 'json_schema', 'json_mode'"
+NEAR_MISS = "did you mean 'json_schema'?"
+
+
+def timeout_problem(value: object) -> tuple[str, str]:
+    return (
+        f"Model 'm': call_timeout must be a number of seconds above 0 or None, got {value!r}",
+        "e.g. ModelConfig(model, call_timeout=60)",
+    )
+
+
+def retry_problem(problem: str) -> tuple[str, str]:
+    return (f"Model 'm': retry: {problem}", "e.g. RetryPolicy(max_retries=5)")
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        pytest.param(
+            {"method": "json_shema"},
+            (f"Model 'm': method must be one of {METHOD_LIST}, got 'json_shema'", NEAR_MISS),
+            id="method-near-miss",
+        ),
+        pytest.param(
+            {"method": "xml"},
+            (f"Model 'm': method must be one of {METHOD_LIST}, got 'xml'", "use 'auto'"),
+            id="method-unknown",
+        ),
+        pytest.param({"call_timeout": 0}, timeout_problem(0), id="timeout-zero"),
+        pytest.param({"call_timeout": -1}, timeout_problem(-1), id="timeout-negative"),
+        pytest.param({"call_timeout": "x"}, timeout_problem("x"), id="timeout-text"),
+        pytest.param({"call_timeout": True}, timeout_problem(True), id="timeout-bool"),
+        pytest.param(
+            {"call_timeout": float("nan")}, timeout_problem(float("nan")), id="timeout-nan"
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(max_retries=-1)},
+            retry_problem("max_retries must be a whole number of at least 0, got -1"),
+            id="retry-max-retries",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(max_retries=1.5)},  # type: ignore[arg-type]
+            retry_problem("max_retries must be a whole number of at least 0, got 1.5"),
+            id="retry-max-retries-fraction",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(initial_delay=-0.5)},
+            retry_problem("initial_delay must be a number of seconds of at least 0, got -0.5"),
+            id="retry-initial-delay",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(max_delay=float("inf"))},
+            retry_problem("max_delay must be a number of seconds of at least 0, got inf"),
+            id="retry-max-delay",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(multiplier=0.5)},
+            retry_problem("multiplier must be at least 1, got 0.5"),
+            id="retry-multiplier",
+        ),
+    ],
+)
+def test_model_config_setting_that_is_wrong_is_reported(
+    config: dict[str, Any], problem: tuple[str, str]
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"m": ModelConfig(FakeChatModel(), **config)})
+
+    assert messages(caught.value) == [problem]
+
+
+def test_every_wrong_model_config_setting_is_reported_at_once() -> None:
+    wrong = ModelConfig(
+        FakeChatModel(),
+        method="json_shema",  # type: ignore[arg-type]
+        call_timeout=0,
+        retry=RetryPolicy(max_retries=-1, multiplier=0.5),
+    )
+
+    late = ModelConfig(Factory(), call_timeout=-1)
+
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"a": wrong, "b": FakeChatModel(), "c": late})
+
+    assert str(caught.value) == (
+        "LangTree found 5 problems:\n\n"
+        f"error: Model 'a': method must be one of {METHOD_LIST}, got 'json_shema'\n"
+        "  hint: did you mean 'json_schema'?\n\n"
+        "error: Model 'a': call_timeout must be a number of seconds above 0 or None, got 0\n"
+        "  hint: e.g. ModelConfig(model, call_timeout=60)\n\n"
+        "error: Model 'a': retry: max_retries must be a whole number of at least 0, got -1\n"
+        "  hint: e.g. RetryPolicy(max_retries=5)\n\n"
+        "error: Model 'a': retry: multiplier must be at least 1, got 0.5\n"
+        "  hint: e.g. RetryPolicy(max_retries=5)\n\n"
+        "error: Model 'c': call_timeout must be a number of seconds above 0 or None, got -1\n"
+        "  hint: e.g. ModelConfig(model, call_timeout=60)"
+    )
+
+
+def test_model_config_of_no_model_names_the_key() -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"m": ModelConfig("gpt-4o")})  # type: ignore[arg-type]
+
+    assert messages(caught.value) == [
+        (
+            "Model 'm' is a 'str', not a chat model or a factory",
+            "pass a langchain_core BaseChatModel (or a runnable around one), or a function "
+            "without arguments that returns one",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param({"method": "auto"}, id="auto"),
+        pytest.param({"method": "json_mode", "call_timeout": 0.5}, id="float-timeout"),
+        pytest.param({"call_timeout": 30, "retry": RetryPolicy(max_retries=0)}, id="no-retries"),
+    ],
+)
+def test_model_config_with_good_settings_is_accepted(config: dict[str, Any]) -> None:
+    model_config = ModelConfig(FakeChatModel(), **config)
+
+    assert LLMProvider({"m": model_config}).config("m") is model_config
+
+
+def test_model_config_infinite_call_timeout_is_reported() -> None:
+    with pytest.raises(StructureError):
+        LLMProvider({"m": ModelConfig(FakeChatModel(), call_timeout=float("inf"))})
+
+
+def test_model_config_bool_max_retries_is_reported() -> None:
+    with pytest.raises(StructureError):
+        LLMProvider({"m": ModelConfig(FakeChatModel(), retry=RetryPolicy(max_retries=True))})
+
+
+@pytest.mark.parametrize(
+    ("key", "method"),
+    [
+        pytest.param(None, "json_mode", id="default"),
+        pytest.param("tuned", "json_mode", id="model-config"),
+        pytest.param("bare", "auto", id="bare-model"),
+        pytest.param("lazy", "json_schema", id="factory-in-model-config"),
+    ],
+)
+def test_config_gives_each_keys_model_config(key: str | None, method: str) -> None:
+    provider = LLMProvider(
+        {
+            "tuned": ModelConfig(FakeChatModel(), method="json_mode", call_timeout=5),
+            "bare": FakeChatModel(),
+            "lazy": ModelConfig(Factory(), method="json_schema"),
+        }
+    )
+
+    assert provider.config(key).method == method
+
+
+def test_config_of_a_bare_model_has_the_defaults() -> None:
+    model = FakeChatModel()
+
+    assert LLMProvider({"bare": model}).config("bare") == ModelConfig(model)
+
+
+def test_config_does_not_build_the_model() -> None:
+    factory = Factory()
+
+    LLMProvider({"lazy": ModelConfig(factory, method="json_mode")}).config("lazy")
+
+    assert factory.calls == 0
+
+
+def test_get_builds_the_factory_of_a_model_config() -> None:
+    factory = Factory()
+
+    assert LLMProvider({"lazy": ModelConfig(factory)}).get("lazy") is factory.model
+
+
+def test_config_of_an_unknown_key_is_an_error() -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"fast": FakeChatModel()}).config("fats")
+
+    assert messages(caught.value) == [
+        (
+            "Model 'fats' is not in the provider",
+            "did you mean 'fast'? the provider's models are 'fast'",
+        )
     ]

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -26,6 +27,7 @@ from pydantic import AnyUrl, BaseModel, Field, Json, ValidationError, create_mod
 
 import langtree.testing
 from langtree.errors import ExecutionError
+from langtree.runtime.methods import json_instructions
 from langtree.testing import FakeChatModel, FakeRequest, example_value
 from langtree.testing.patterns import example_match
 
@@ -601,6 +603,263 @@ def test_tool_choice_naming_no_tool_is_an_error() -> None:
         bound.invoke("x")
 
     assert str(caught.value) == "tool_choice 'Missing' names none of the bound tools ['Section']"
+
+
+# ---------------------------------------------------------------------------------------
+# Structured output as JSON text: json_schema and json_mode
+# ---------------------------------------------------------------------------------------
+
+REPORT_JSON = (
+    '{"title":"title 1","sections":[{"heading":"heading 1","color":"red","score":1},'
+    '{"heading":"heading 2","color":"green","score":2}],"summary":"summary 1",'
+    '"kind":"short","ratio":0.25}'
+)
+
+
+def instructed(schema: type[BaseModel]) -> str:
+    """A prompt that carries LangTree's JSON-mode instructions for ``schema``."""
+    return f"Write it.\n\n{json_instructions(schema.model_json_schema())}"
+
+
+def test_json_schema_gives_the_instance() -> None:
+    assert structured(FakeChatModel(), Report, method="json_schema").invoke("x") == REPORT
+
+
+def test_json_mode_gives_the_instance_for_the_schema_in_the_prompt() -> None:
+    answer = structured(FakeChatModel(), Report, method="json_mode").invoke(instructed(Report))
+
+    assert answer == REPORT
+
+
+def test_json_mode_gives_the_instance_without_instructions_in_the_prompt() -> None:
+    assert structured(FakeChatModel(), Report, method="json_mode").invoke("x") == REPORT
+
+
+@pytest.mark.parametrize(
+    ("method", "prompt"),
+    [
+        pytest.param("json_schema", "x", id="json-schema"),
+        pytest.param("json_mode", instructed(Report), id="json-mode"),
+    ],
+)
+def test_json_include_raw_gives_the_text_and_the_instance(method: str, prompt: str) -> None:
+    raw = structured(FakeChatModel(), Report, method=method, include_raw=True).invoke(prompt)
+
+    assert (raw["raw"].content, raw["raw"].tool_calls, raw["parsed"], raw["parsing_error"]) == (
+        REPORT_JSON,
+        [],
+        REPORT,
+        None,
+    )
+
+
+def test_json_include_raw_of_invalid_output_is_a_parsing_error() -> None:
+    model = FakeChatModel(lambda request: WRONG)
+
+    raw = structured(model, Report, method="json_schema", include_raw=True).invoke("x")
+
+    assert (raw["parsed"], type(raw["parsing_error"])) == (None, OutputParserException)
+
+
+def test_json_responder_text_is_the_reply_unchanged() -> None:
+    model = FakeChatModel(lambda request: "not JSON")
+
+    raw = structured(model, Report, method="json_schema", include_raw=True).invoke("x")
+
+    assert (raw["raw"].content, raw["parsed"]) == ("not JSON", None)
+
+
+def test_json_schema_dict_gives_a_dict() -> None:
+    schema = {"title": "Pair", "type": "object", "properties": {"a": {"type": "string"}}}
+
+    assert FakeChatModel().with_structured_output(schema, method="json_schema").invoke("x") == {
+        "a": "a 1"
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "response_format"),
+    [
+        pytest.param(
+            "json_schema",
+            {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "Section",
+                    "schema": {
+                        "properties": {
+                            "heading": {"type": "string"},
+                            "color": {"enum": ["red", "green"], "type": "string"},
+                            "score": {"type": "integer"},
+                        },
+                        "required": ["heading", "color", "score"],
+                        "type": "object",
+                    },
+                },
+            },
+            id="json-schema",
+        ),
+        pytest.param(
+            "json_mode",
+            {
+                "type": "json_object",
+                "schema": {
+                    "properties": {
+                        "heading": {"type": "string"},
+                        "color": {"enum": ["red", "green"], "type": "string"},
+                        "score": {"type": "integer"},
+                    },
+                    "required": ["heading", "color", "score"],
+                    "type": "object",
+                },
+            },
+            id="json-mode",
+        ),
+    ],
+)
+def test_json_methods_bind_openais_response_format(
+    method: str, response_format: dict[str, object]
+) -> None:
+    chain = FakeChatModel().with_structured_output(Section, method=method)  # type: ignore[arg-type]
+
+    assert chain.first.kwargs["response_format"] == response_format  # type: ignore[attr-defined]
+
+
+ASKED: list[Any] = [
+    pytest.param(
+        lambda model: model.bind_tools([Section]).invoke("x"), "function_calling", id="tool"
+    ),
+    pytest.param(
+        lambda model: structured(model, Section).invoke("x"), "function_calling", id="structured"
+    ),
+    pytest.param(
+        lambda model: structured(model, Section, method="json_schema").invoke("x"),
+        "json_schema",
+        id="json-schema",
+    ),
+    pytest.param(
+        lambda model: structured(model, Section, method="json_mode").invoke(instructed(Section)),
+        "json_mode",
+        id="json-mode",
+    ),
+    pytest.param(lambda model: model.invoke("x"), None, id="text"),
+    pytest.param(
+        lambda model: model.bind_tools([Section], tool_choice="none").invoke("x"),
+        None,
+        id="tool-choice-none",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ask", "method"), ASKED)
+def test_request_records_how_output_was_asked_for(
+    ask: Callable[[FakeChatModel], object], method: str | None
+) -> None:
+    model = FakeChatModel()
+
+    ask(model)
+
+    assert model.calls[0].method == method
+
+
+SECTION_PARAMETERS = {
+    "properties": {
+        "heading": {"type": "string"},
+        "color": {"enum": ["red", "green"], "type": "string"},
+        "score": {"type": "integer"},
+    },
+    "required": ["heading", "color", "score"],
+    "type": "object",
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "prompt", "schema"),
+    [
+        pytest.param("json_schema", "x", SECTION_PARAMETERS, id="json-schema"),
+        pytest.param("json_mode", instructed(Section), SECTION_PARAMETERS, id="json-mode"),
+        pytest.param("json_mode", "x", SECTION_PARAMETERS, id="json-mode-without-instructions"),
+    ],
+)
+def test_json_request_records_the_schema(
+    method: str, prompt: str, schema: dict[str, object] | None
+) -> None:
+    model = FakeChatModel(lambda request: {})
+
+    structured(model, Section, method=method, include_raw=True).invoke(prompt)
+
+    assert (model.calls[0].schema, model.calls[0].tool_name) == (schema, None)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "schema"),
+    [
+        pytest.param(instructed(Section), Section.model_json_schema(), id="instructions"),
+        pytest.param("x", None, id="no-instructions"),
+    ],
+)
+def test_plain_json_mode_reads_the_schema_from_langtrees_instructions(
+    prompt: str, schema: dict[str, object] | None
+) -> None:
+    model = FakeChatModel(lambda request: {})
+
+    model.bind(response_format={"type": "json_object"}).invoke(prompt)
+
+    assert (model.calls[0].method, model.calls[0].schema) == ("json_mode", schema)
+
+
+def test_response_format_of_no_known_form_is_an_error() -> None:
+    bound = FakeChatModel().bind(response_format={"type": "xml"})
+
+    with pytest.raises(ExecutionError) as caught:
+        bound.invoke("x")
+
+    assert str(caught.value) == (
+        "response_format must be {'type': 'json_schema', ...}, {'type': 'json_object'} or "
+        "{'type': 'text'}, got {'type': 'xml'}"
+    )
+
+
+def test_response_format_text_gives_text() -> None:
+    assert FakeChatModel().bind(response_format={"type": "text"}).invoke("hi").content == "hi"
+
+
+def json_schema_raw(model: FakeChatModel) -> AIMessage:
+    chain = structured(model, Section, method="json_schema", include_raw=True)
+    raw: AIMessage = chain.invoke("x")["raw"]
+    return raw
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        pytest.param(lambda model: model.invoke("x"), id="text"),
+        pytest.param(lambda model: model.bind_tools([Section]).invoke("x"), id="tool"),
+        pytest.param(json_schema_raw, id="json-schema"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        pytest.param(FakeChatModel, "langtree-fake", id="default-name"),
+        pytest.param(lambda: FakeChatModel(model_name="backup"), "backup", id="given-name"),
+    ],
+)
+def test_reply_reports_the_model_name(
+    ask: Callable[[FakeChatModel], AIMessage], build: Callable[[], FakeChatModel], name: str
+) -> None:
+    message = ask(build())
+
+    assert message.response_metadata == {"model_name": name, "finish_reason": "stop"}
+
+
+def test_only_the_last_streamed_chunk_carries_the_metadata() -> None:
+    chunks = list(FakeChatModel().stream("a line long enough to need several pieces"))
+
+    assert [chunk.response_metadata for chunk in chunks[-2:]] == [
+        {},
+        {"model_name": "langtree-fake", "finish_reason": "stop"},
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,268 @@
+"""LangTree's own event loop: where synchronous runs happen, and where ``arun()`` follows them.
+
+Chat model clients built on httpx keep pooled connections bound to the event loop of their
+first call (langchain-openai even caches its default async client process-wide). Giving
+every synchronous ``run()`` a fresh ``asyncio.run`` loop, closed afterwards, makes the
+second run fail with ``RuntimeError: Event loop is closed``, and a notebook's
+``await arun()`` after ``run()`` fail with a connection attached to a different loop.
+
+So synchronous runs share one loop per process, in the daemon thread ``"langtree-loop"``,
+started on first use and closed at exit: ``run_sync`` hands it a coroutine and waits, from
+any thread, with or without a running loop of its own. A ``LoopAffinity``, held by whoever
+owns the models (the provider), records the loop they were first driven on, and
+``on_affine_loop`` runs later async calls there when that is LangTree's loop. It never hops
+into a loop LangTree does not own: that loop's thread may be the one blocked in
+``run_sync``, waiting for the hop to finish.
+
+Ctrl-C while ``run_sync`` waits cancels the run's task, waits up to a second for it to stop
+(so no further model call starts), and re-raises the interrupt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import contextvars
+import queue
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from langtree.errors import ExecutionError
+
+__all__ = ["LoopAffinity", "on_affine_loop", "run_sync"]
+
+_THREAD_NAME = "langtree-loop"
+
+_T = TypeVar("_T")
+
+_POLL_SECONDS = 0.1
+"""How often a waiting thread wakes up, so that Ctrl-C interrupts it on every platform."""
+
+_STOP_SECONDS = 1.0
+"""How long an interrupted run, or the loop at exit, gets to finish cancelling."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopThread:
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+
+
+_lock = threading.Lock()
+_current: _LoopThread | None = None
+
+
+def _langtree_loop() -> _LoopThread:
+    """LangTree's loop and its thread, started on first use (and again if it stopped)."""
+    global _current
+    with _lock:
+        if _current is None or not _current.thread.is_alive():
+            _current = _start_loop()
+        return _current
+
+
+def _start_loop() -> _LoopThread:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=_serve, args=(loop,), name=_THREAD_NAME, daemon=True)
+    thread.start()
+    return _LoopThread(loop, thread)
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run ``loop`` until it is stopped.
+
+    A task that raises KeyboardInterrupt or SystemExit records it (for ``run_sync`` to
+    re-raise in the waiting thread) before it escapes ``run_forever``; the loop then goes
+    on serving every other run.
+    """
+    asyncio.set_event_loop(loop)
+    while True:
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):
+            loop.run_forever()
+            return
+
+
+def _shutdown() -> None:
+    """Cancel what still runs on LangTree's loop, then stop and close it (at exit).
+
+    A loop still blocked after that is left to end with the process: its thread is a
+    daemon, so exit never waits for it.
+    """
+    global _current
+    with _lock:
+        current, _current = _current, None
+    if current is None or not current.thread.is_alive():
+        return
+    cancelling = asyncio.run_coroutine_threadsafe(_cancel_all(), current.loop)
+    with contextlib.suppress(TimeoutError):
+        cancelling.result(timeout=_STOP_SECONDS + _POLL_SECONDS)
+    current.loop.call_soon_threadsafe(current.loop.stop)
+    current.thread.join(timeout=_STOP_SECONDS)
+    if not current.thread.is_alive():
+        current.loop.close()
+
+
+async def _cancel_all() -> None:
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=_STOP_SECONDS)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+atexit.register(_shutdown)
+
+
+def run_sync(start: Callable[[], Awaitable[_T]]) -> _T:
+    """Run the coroutine ``start()`` makes on LangTree's loop and wait for its result.
+
+    Works from any thread, whether or not it runs an event loop of its own (a script, a
+    notebook cell, a ``Runnable.batch`` worker). The task sees a copy of the caller's
+    context variables (LangChain's callbacks and parent config travel in them).
+
+    Args:
+        start: Makes the awaitable; it is called on LangTree's loop.
+
+    Returns:
+        What the awaitable returns; what it raises propagates unchanged.
+
+    Raises:
+        ExecutionError: Called from code running on LangTree's loop, which would wait
+            for itself.
+        KeyboardInterrupt: The wait was interrupted (any exception raised in the waiting
+            thread is re-raised likewise), after the task was cancelled and given up to
+            a second to stop.
+    """
+    home = _langtree_loop()
+    if threading.current_thread() is home.thread:
+        raise ExecutionError(
+            "Cannot run synchronously from code running on LangTree's event loop: "
+            "the run would wait for itself\n"
+            "  hint: in async code, await structure.arun(...) (or runnable.ainvoke(...)) "
+            "instead of calling run(...) or invoke(...)"
+        )
+    remote = _Remote(home.loop, start)
+    try:
+        while not remote.wait(_POLL_SECONDS):
+            continue
+    finally:
+        if not remote.finished:
+            remote.cancel()
+            remote.wait(_STOP_SECONDS)
+    return remote.future.result()
+
+
+class LoopAffinity:
+    """The event loop a provider's models were first driven on (held by the provider).
+
+    Thread-safe; it holds the loop weakly, so a closed loop is not kept alive.
+    """
+
+    __slots__ = ("_lock", "_loop")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+
+    def _claim(self, here: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
+        """The recorded loop; ``here``, now recorded, when there is none or it closed."""
+        with self._lock:
+            recorded = self._loop() if self._loop is not None else None
+            if recorded is None or recorded.is_closed():
+                self._loop, recorded = weakref.ref(here), here
+            return recorded
+
+
+async def on_affine_loop(affinity: LoopAffinity, start: Callable[[], Awaitable[_T]]) -> _T:
+    """Await ``start()`` on the loop the affinity names, or here.
+
+    It runs on LangTree's loop (seeing a copy of the caller's context variables) when the
+    models were first driven there and the caller is on another loop; everywhere else it
+    runs here, and the first call records the caller's loop. Cancelling the caller
+    cancels the task on LangTree's loop and waits up to a second for it to stop.
+
+    Args:
+        affinity: The loop the models are bound to.
+        start: Makes the awaitable.
+
+    Returns:
+        What the awaitable returns; what it raises propagates unchanged.
+    """
+    here = asyncio.get_running_loop()
+    there = affinity._claim(here)
+    if there is here or not _is_langtree_loop(there):
+        return await start()
+    remote = _Remote(there, start)
+    waiting = asyncio.wrap_future(remote.future)
+    try:
+        return await asyncio.shield(waiting)
+    finally:
+        if not waiting.done():
+            remote.cancel()
+            await asyncio.wait((waiting,), timeout=_STOP_SECONDS)
+
+
+def _is_langtree_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is LangTree's loop, running."""
+    home = _current
+    return home is not None and loop is home.loop and loop.is_running()
+
+
+class _Remote(Generic[_T]):
+    """``start()`` as a task on another thread's loop, seen from the thread that asked.
+
+    Its outcome arrives in ``future`` (cancelled if the task was), then ``finished`` turns
+    true. Only the loop's thread touches the task, and callbacks run in order, so
+    ``cancel`` always finds it.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, start: Callable[[], Awaitable[_T]]) -> None:
+        self.future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        self.finished = False
+        self._woken: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._loop = loop
+        self._task: asyncio.Task[_T] | None = None
+        loop.call_soon_threadsafe(self._begin, start, contextvars.copy_context())
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the task has finished, waiting up to ``timeout`` seconds for it.
+
+        Ctrl-C interrupts the wait, which holds no lock the loop's thread needs (an
+        interrupted ``Future.result()`` might leave its lock held, and the loop stuck).
+        """
+        if not self.finished:
+            with contextlib.suppress(queue.Empty):
+                self._woken.get(timeout=timeout)
+        return self.finished
+
+    def cancel(self) -> None:
+        """Ask the task to stop; ``finished`` turns true once it has."""
+        self._loop.call_soon_threadsafe(self._cancel)
+
+    def _begin(self, start: Callable[[], Awaitable[_T]], context: contextvars.Context) -> None:
+        self._task = self._loop.create_task(_awaited(start), context=context)
+        self._task.add_done_callback(self._finish)
+
+    def _cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def _finish(self, task: asyncio.Task[_T]) -> None:
+        if task.cancelled():
+            self.future.cancel()
+        elif (error := task.exception()) is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(task.result())
+        self.finished = True
+        self._woken.put(None)
+
+
+async def _awaited(start: Callable[[], Awaitable[_T]]) -> _T:
+    return await start()

@@ -1,0 +1,104 @@
+"""A run's :class:`RunResult`, when it finishes and when it stops early.
+
+A run that stops early (a failed step, a limit, Ctrl-C) still returns all it had done:
+the tasks whose values validate, the others as plain data with why they do not validate,
+every trace record and every write.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from pydantic import ValidationError
+
+from langtree.errors import ExecutionError
+from langtree.prompts.state import RunState
+from langtree.runtime.failure import StepFailedError
+from langtree.runtime.provenance import ProvenanceRecord
+from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
+from langtree.runtime.usage import RunUsage
+from langtree.structure.tree_node import TreeNode, display_name
+
+__all__ = ["run_result"]
+
+
+def run_result(
+    *,
+    tasks: Mapping[str, type[TreeNode]],
+    state: RunState,
+    trace: tuple[TraceRecord, ...],
+    provenance: tuple[ProvenanceRecord, ...],
+    errors: tuple[StepFailedError, ...],
+    skipped: tuple[SkippedInstance, ...],
+    resampled_values: Mapping[tuple[str, str], float],
+    stopped: bool,
+) -> RunResult:
+    """The result of a run.
+
+    Args:
+        tasks: The root task classes by tag.
+        state: The values the run holds.
+        trace: Every call.
+        provenance: Every write.
+        errors: The step instances that failed (``on_error="continue"``).
+        skipped: The instances skipped because of them.
+        resampled_values: The numbers behind numerically aggregated fields.
+        stopped: Whether the run ended before every step had run.
+
+    Raises:
+        ExecutionError: The run finished, no step failed, and a task does not validate
+            (e.g. a validator of the class).
+    """
+    validated: dict[str, TreeNode] = {}
+    invalid: dict[str, str] = {}
+    for tag, task_class in tasks.items():
+        try:
+            validated[tag] = task_class.model_validate(state.roots[tag])
+        except ValidationError as error:
+            if not errors and not stopped:
+                raise ExecutionError(
+                    f"The values of {display_name(task_class)!r} do not validate after the "
+                    f"run:\n{_details(error)}\n"
+                    "  hint: check the class's validators against what the steps generate"
+                ) from error
+            invalid[tag] = _why_invalid(task_class, error, errors, skipped, stopped=stopped)
+    return RunResult(
+        tasks=validated,
+        trace=trace,
+        resampled_values=dict(resampled_values),
+        provenance_records=provenance,
+        errors=errors,
+        skipped=skipped,
+        partials=copy.deepcopy(state.roots),
+        invalid=invalid,
+        usage=RunUsage.of_trace(trace),
+    )
+
+
+def _why_invalid(
+    task_class: type[TreeNode],
+    error: ValidationError,
+    errors: tuple[StepFailedError, ...],
+    skipped: tuple[SkippedInstance, ...],
+    *,
+    stopped: bool,
+) -> str:
+    name = display_name(task_class)
+    because = (
+        "the run stopped before it finished"
+        if stopped
+        else f"{len(errors)} step instance(s) failed and {len(skipped)} were skipped"
+    )
+    return (
+        f"The values of {name!r} do not validate: {because}:\n{_details(error)}\n"
+        "  hint: see result.errors and result.skipped; "
+        f"result.partial({name!r}) gives the values as plain data"
+    )
+
+
+def _details(error: ValidationError) -> str:
+    return "\n".join(
+        f"  - {'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
+        for detail in error.errors(include_url=False)
+    )

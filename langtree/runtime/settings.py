@@ -1,0 +1,171 @@
+"""A run's settings: concurrency, retries, timeouts and limits.
+
+They come from three places, the later winning: the structure's config
+(``RunStructure({"call_timeout": 60, "retry": {"max_retries": 8}})``), the arguments of
+``run``/``arun``/``build``, and, for ``call_timeout`` and ``retry``, the model's own
+:class:`~langtree.runtime.provider.ModelConfig` in the provider (a slow model may need a
+longer timeout than the rest of the run).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypedDict
+
+from langtree.errors import ExecutionError
+from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.usage import UsageLimits
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "DEFAULT_MAX_RETRIES",
+    "RUN_SETTING_KEYS",
+    "RunOptions",
+    "RunSettings",
+]
+
+DEFAULT_MAX_CONCURRENCY = 16
+DEFAULT_MAX_RETRIES = 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """How a run calls its models.
+
+    Attributes:
+        max_concurrency: The most model calls in flight at once.
+        max_retries: How many times a step's invalid output is asked for again.
+        retry: How transient provider failures are retried.
+        call_timeout: Seconds one call may take before it counts as a transient failure
+            (``None``: the client's own timeout only).
+        deadline: Seconds the whole run may take (``None``: no limit).
+        usage_limits: The most calls and tokens the run may use.
+    """
+
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_retries: int = DEFAULT_MAX_RETRIES
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    call_timeout: float | None = None
+    deadline: float | None = None
+    usage_limits: UsageLimits = field(default_factory=UsageLimits)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
+        """Settings from config values (``retry`` and ``usage_limits`` may be dicts).
+
+        Returns:
+            The settings (defaults where a value is wrong) and what is wrong.
+        """
+        problems: list[str] = []
+        known = {key: value for key, value in values.items() if key in RUN_SETTING_KEYS}
+        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+            if key in known:
+                converted, wrong = _converted(kind, known[key], key)
+                known[key] = converted
+                problems.extend(wrong)
+        settings = cls(**known)  # type: ignore[arg-type]
+        problems.extend(settings.problems())
+        return (settings if not problems else cls()), problems
+
+    def updated(self, **overrides: object) -> RunSettings:
+        """These settings with the given ones (``None``: keep) replaced.
+
+        Raises:
+            ExecutionError: A value is out of range (every problem is listed).
+        """
+        given = {key: value for key, value in overrides.items() if value is not None}
+        unknown = sorted(set(given) - RUN_SETTING_KEYS)
+        assert not unknown, f"not run settings: {unknown}"
+        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+            if key in given:
+                converted, wrong = _converted(kind, given[key], key)
+                if wrong:
+                    raise _settings_error(wrong)
+                given[key] = converted
+        settings = replace(self, **given)  # type: ignore[arg-type]
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """Raise when a setting is out of range.
+
+        Raises:
+            ExecutionError: Listing every problem, with a hint.
+        """
+        problems = list(self.problems())
+        if problems:
+            raise _settings_error(problems)
+
+    def problems(self) -> Iterator[str]:
+        """What is wrong with the settings, one sentence each."""
+        if not _whole(self.max_concurrency) or self.max_concurrency < 1:
+            yield f"max_concurrency must be at least 1, got {self.max_concurrency!r}"
+        if not _whole(self.max_retries) or self.max_retries < 0:
+            yield f"max_retries must not be negative, got {self.max_retries!r}"
+        for name in ("call_timeout", "deadline"):
+            value = getattr(self, name)
+            if value is not None and not (_number(value) and value > 0):
+                yield f"{name} must be a number of seconds above 0 or None, got {value!r}"
+        yield from (f"retry: {problem}" for problem in self.retry.problems())
+        yield from (f"usage_limits: {problem}" for problem in self.usage_limits.problems())
+
+
+RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSettings))
+
+
+def _converted(
+    kind: type[RetryPolicy] | type[UsageLimits], value: object, key: str
+) -> tuple[Any, list[str]]:
+    """``value`` as ``kind``: an instance as it is, a dict by its fields."""
+    if isinstance(value, kind):
+        return value, []
+    names = sorted(item.name for item in fields(kind))
+    if not isinstance(value, Mapping):
+        return kind(), [f"{key} must be a {kind.__name__} or a dict of its fields, got {value!r}"]
+    unknown = sorted(str(name) for name in value if name not in names)
+    if unknown:
+        listed = ", ".join(repr(name) for name in names)
+        return kind(), [f"{key} has no setting {unknown[0]!r}; its settings are {listed}"]
+    return kind(**value), []
+
+
+def _settings_error(problems: list[str]) -> ExecutionError:
+    listed = "\n".join(f"  - {problem}" for problem in problems)
+    head = problems[0] if len(problems) == 1 else f"{len(problems)} run settings are wrong:"
+    body = "" if len(problems) == 1 else f"\n{listed}"
+    return ExecutionError(
+        f"{head}{body}\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
+        "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
+    )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class RunOptions(TypedDict, total=False):
+    """The settings ``run``, ``arun`` and ``build`` take; each overrides the config's.
+
+    Attributes:
+        max_concurrency: The most model calls in flight at once.
+        max_retries: How many times a step's invalid output is asked for again.
+        retry: How transient provider failures are retried (a ``RetryPolicy`` or a
+            dict of its fields).
+        call_timeout: Seconds one call may take before it counts as a transient failure.
+        deadline: Seconds the whole run may take.
+        usage_limits: The most calls and tokens the run may use (a ``UsageLimits`` or
+            a dict of its fields).
+    """
+
+    max_concurrency: int
+    max_retries: int
+    retry: RetryPolicy | Mapping[str, object]
+    call_timeout: float
+    deadline: float
+    usage_limits: UsageLimits | Mapping[str, object]

@@ -1,0 +1,243 @@
+"""What a run's model calls cost, and the limits a run may not pass.
+
+:class:`Usage` adds up the calls of a run as the trace records them: every attempt counts,
+retries and failed calls included, with the tokens the provider reported
+(``AIMessage.usage_metadata``). :class:`RunUsage` is the run's total with one
+:class:`Usage` per model key (``RunResult.usage``).
+
+:class:`UsageLimits` caps a run's calls and tokens. They are checked before each call
+(compare pydantic-ai's ``UsageLimits``), counting the calls in flight: a call starts only
+if one more call stays within ``calls``, and if the tokens used so far, the estimated
+input of the calls in flight and this call's prompt stay within ``input_tokens`` and
+``total_tokens``; ``output_tokens`` can only be known afterwards, so a call starts while
+the output so far is under the limit. A call whose provider reports no usage counts its
+prompt's estimated tokens (the prompt stage's count) instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from langtree.runtime.result import TraceRecord
+
+__all__ = [
+    "LimitCheck",
+    "RunUsage",
+    "Usage",
+    "UsageFigure",
+    "UsageLimits",
+    "UsageMeter",
+    "usage_of_error",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Calls and tokens.
+
+    Attributes:
+        calls: Model calls made, every attempt included.
+        retries: Calls that repeated an earlier attempt of the same step instance (or
+            sample).
+        failed_calls: Calls whose answer was not used: the call raised, timed out, or
+            its output was invalid or cut off.
+        input_tokens: Prompt tokens the provider reported.
+        output_tokens: Completion tokens the provider reported.
+        total_tokens: Both, as the provider reported them.
+        failed_tokens: The total tokens of the failed calls (what failures cost).
+    """
+
+    calls: int = 0
+    retries: int = 0
+    failed_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    failed_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            **{
+                item.name: getattr(self, item.name) + getattr(other, item.name)
+                for item in fields(Usage)
+            }
+        )
+
+    @classmethod
+    def of_record(cls, record: TraceRecord) -> Usage:
+        """One call's usage, from its trace record."""
+        tokens = _reported(record.usage)
+        failed = record.error is not None
+        return cls(
+            calls=1,
+            retries=int(record.attempt > 1),
+            failed_calls=int(failed),
+            input_tokens=tokens[0],
+            output_tokens=tokens[1],
+            total_tokens=tokens[2],
+            failed_tokens=tokens[2] if failed else 0,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The counts as JSON-ready data."""
+        return {item.name: getattr(self, item.name) for item in fields(Usage)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunUsage(Usage):
+    """A run's usage: the totals, and the same per model key.
+
+    Attributes:
+        by_model: The usage of each model key the run called.
+    """
+
+    by_model: Mapping[str, Usage] = field(default_factory=dict)
+
+    @classmethod
+    def of_trace(cls, trace: Iterable[TraceRecord]) -> RunUsage:
+        """Add up every call of a trace, overall and per model."""
+        by_model: dict[str, Usage] = {}
+        for record in trace:
+            by_model[record.model] = by_model.get(record.model, Usage()) + Usage.of_record(record)
+        total = sum(by_model.values(), Usage())
+        return cls(**total.to_dict(), by_model=by_model)
+
+    def to_dict(self) -> dict[str, int]:
+        """The totals as JSON-ready data (see :meth:`to_json_dict` for the models too)."""
+        return Usage.to_dict(self)
+
+    def to_json_dict(self) -> dict[str, object]:
+        """The totals and each model's usage as JSON-ready data."""
+        return {**self.to_dict(), "by_model": {k: v.to_dict() for k, v in self.by_model.items()}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageLimits:
+    """The most a run may spend; ``None`` leaves a figure unlimited.
+
+    Attributes:
+        calls: Model calls, retries included.
+        input_tokens: Prompt tokens.
+        output_tokens: Completion tokens.
+        total_tokens: Prompt and completion tokens together.
+
+    >>> UsageLimits(calls=100, total_tokens=50_000)
+    UsageLimits(calls=100, input_tokens=None, output_tokens=None, total_tokens=50000)
+    """
+
+    calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+
+    def problems(self) -> Iterator[str]:
+        """What is wrong with the limits, one sentence each."""
+        for item in fields(UsageLimits):
+            value = getattr(self, item.name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 1
+            ):
+                yield f"{item.name} must be a whole number of at least 1 or None, got {value!r}"
+
+
+UsageFigure = Literal["calls", "input_tokens", "output_tokens", "total_tokens"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LimitCheck:
+    """A limit that the next call would pass.
+
+    Attributes:
+        limit: Which figure.
+        allowed: The limit.
+        used: What the run had used, calls in flight included, when the call was due.
+    """
+
+    limit: UsageFigure
+    allowed: int
+    used: int
+
+
+class UsageMeter:
+    """Counts a run's calls and tokens as they start and finish, against its limits.
+
+    Args:
+        limits: The run's limits.
+    """
+
+    def __init__(self, limits: UsageLimits) -> None:
+        self.limits = limits
+        self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.in_flight_tokens = 0
+
+    def admit(self, prompt_tokens: int) -> LimitCheck | None:
+        """Count a call about to start, unless it would pass a limit (then say which)."""
+        check = self._exceeded(prompt_tokens)
+        if check is None:
+            self.calls += 1
+            self.in_flight_tokens += prompt_tokens
+        return check
+
+    def settle(self, prompt_tokens: int, usage: Mapping[str, object] | None) -> None:
+        """Count a finished call admitted with ``prompt_tokens``: the provider's usage, or
+        the estimate when it reported none."""
+        self.in_flight_tokens -= prompt_tokens
+        reported = _reported(usage)
+        if usage is None:
+            self.input_tokens += prompt_tokens
+        else:
+            self.input_tokens += reported[0]
+            self.output_tokens += reported[1]
+
+    def _exceeded(self, prompt_tokens: int) -> LimitCheck | None:
+        input_after = self.input_tokens + self.in_flight_tokens + prompt_tokens
+        figures: dict[UsageFigure, tuple[int, int]] = {
+            "calls": (self.calls + 1, self.calls),
+            "input_tokens": (input_after, self.input_tokens + self.in_flight_tokens),
+            "output_tokens": (self.output_tokens + 1, self.output_tokens),
+            "total_tokens": (
+                input_after + self.output_tokens,
+                self.input_tokens + self.in_flight_tokens + self.output_tokens,
+            ),
+        }
+        for name, (after, used) in figures.items():
+            allowed = getattr(self.limits, name)
+            if allowed is not None and after > allowed:
+                return LimitCheck(limit=name, allowed=allowed, used=used)
+        return None
+
+
+def _reported(usage: Mapping[str, object] | None) -> tuple[int, int, int]:
+    """Input, output and total tokens of a ``usage_metadata`` mapping (zeros when absent)."""
+    if not usage:
+        return 0, 0, 0
+    numbers = [_count(usage.get(key)) for key in ("input_tokens", "output_tokens")]
+    total = _count(usage.get("total_tokens")) or sum(numbers)
+    return numbers[0], numbers[1], total
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return int(value)
+
+
+def usage_of_error(error: BaseException) -> dict[str, int] | None:
+    """The token usage an exception reports, as ``usage_metadata`` (``None``: none).
+
+    openai's ``LengthFinishReasonError`` carries the completion that was cut off, with the
+    tokens it cost.
+    """
+    usage = getattr(getattr(error, "completion", None), "usage", None)
+    if usage is None:
+        return None
+    prompt = _count(getattr(usage, "prompt_tokens", None))
+    completion = _count(getattr(usage, "completion_tokens", None))
+    total = _count(getattr(usage, "total_tokens", None)) or prompt + completion
+    return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": total}

@@ -1,0 +1,166 @@
+"""Runs and event loops: clients bound to a loop keep working, and Ctrl-C stops a run.
+
+``LoopBoundModel`` calls a client that, like httpx's pooled connections, binds to the
+loop of its first call and fails on any other (or once that loop is closed).
+"""
+
+import _thread
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from loop_bound import LoopBoundClient
+from pydantic import Field, PrivateAttr
+
+from langtree import RunInterrupted, RunStructure, TreeNode
+from langtree.runtime import LLMProvider, RunResult
+from langtree.testing import FakeChatModel
+
+
+class LoopBoundModel(FakeChatModel):
+    """A fake whose every async call goes through one loop-bound client."""
+
+    _client: LoopBoundClient = PrivateAttr(default_factory=LoopBoundClient)
+
+    async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+        await self._client.call()
+        return await super()._agenerate(*args, **kwargs)
+
+
+class Item(TreeNode):
+    """Describe one item."""
+
+    name: str
+    blurb: str = Field(description="One sentence about the item.")
+
+
+class TaskCatalogue(TreeNode):
+    """Describe every item of a catalogue."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+
+def catalogue(model: FakeChatModel) -> RunStructure:
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskCatalogue)
+    return structure
+
+
+def inputs(count: int) -> dict[object, object]:
+    return {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(count)]}}
+
+
+def blurbs(result: RunResult) -> list[str]:
+    return [item.blurb for item in result[TaskCatalogue].items]
+
+
+def test_repeated_runs_reuse_one_loop() -> None:
+    structure = catalogue(LoopBoundModel())
+
+    results = [structure.run(inputs(2)) for _ in range(3)]
+
+    assert [blurbs(result) for result in results] == [["blurb 1", "blurb 1"]] * 3
+
+
+def test_repeated_invokes_of_the_built_runnable_reuse_one_loop() -> None:
+    runnable = catalogue(LoopBoundModel()).build()
+
+    results = [runnable.invoke(inputs(2)) for _ in range(2)]
+
+    assert [blurbs(result) for result in results] == [["blurb 1", "blurb 1"]] * 2
+
+
+def test_a_batch_from_several_threads_shares_the_loop() -> None:
+    runnable = catalogue(LoopBoundModel()).build()
+
+    results = runnable.batch([inputs(1), inputs(2), inputs(3)], {"max_concurrency": 3})
+
+    assert [len(blurbs(result)) for result in results] == [1, 2, 3]
+
+
+def test_run_then_arun_in_a_notebook_use_the_same_loop() -> None:
+    structure = catalogue(LoopBoundModel())
+
+    async def cell() -> tuple[RunResult, RunResult]:
+        first = structure.run(inputs(1))  # a blocking call inside the kernel's loop
+        second = await structure.arun(inputs(2))
+        return first, second
+
+    first, second = asyncio.run(cell())
+
+    assert (blurbs(first), blurbs(second)) == (["blurb 1"], ["blurb 1", "blurb 1"])
+
+
+def test_arun_alone_stays_on_the_callers_loop() -> None:
+    model = LoopBoundModel()
+
+    async def main() -> asyncio.AbstractEventLoop:
+        await catalogue(model).arun(inputs(1))
+        return asyncio.get_running_loop()
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(main()) is model._client.loop
+    finally:
+        loop.close()
+
+
+def interrupt_after(seconds: float, moments: list[float]) -> None:
+    """Deliver Ctrl-C to the main thread after ``seconds``, noting the moment first."""
+
+    def fire() -> None:
+        moments.insert(0, time.monotonic())
+        _thread.interrupt_main()
+
+    threading.Timer(seconds, fire).start()
+
+
+def started_after(model: FakeChatModel, calls_then: int) -> int:
+    time.sleep(0.5)
+    return len(model.calls) - calls_then
+
+
+@pytest.mark.parametrize("in_a_running_loop", [False, True], ids=["script", "notebook"])
+def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
+    model = FakeChatModel(latency=0.2)
+    structure = catalogue(model)
+    caught: list[RunInterrupted] = []
+    moments: list[float] = []
+
+    def run() -> None:
+        interrupt_after(0.5, moments)
+        try:
+            structure.run(inputs(250), max_concurrency=8)
+        except RunInterrupted as error:
+            caught.append(error)
+            moments.append(time.monotonic())
+
+    if in_a_running_loop:
+
+        async def cell() -> None:
+            run()
+
+        # A kernel runs its loop without asyncio.run's own Ctrl-C handling.
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(cell())
+        finally:
+            loop.close()
+    else:
+        run()
+
+    error = caught[0]
+    assert isinstance(error, KeyboardInterrupt)
+    fired, stopped = moments
+    assert stopped - fired < 1.0
+    calls_then = len(model.calls)
+    assert started_after(model, calls_then) == 0
+    assert error.result is not None
+    finished = [record for record in error.result.trace if record.error is None]
+    assert 0 < len(finished) < 250
+    assert str(error) == (
+        f"The run was interrupted after {len(error.result.trace)} model call(s), "
+        f"{len(finished)} of them with a usable answer; error.result holds what had finished"
+    )
