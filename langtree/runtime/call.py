@@ -46,7 +46,13 @@ from pydantic import BaseModel, ValidationError
 
 from langtree.prompts.preview import StepPrompt
 from langtree.runtime.failure import RunLimitError
-from langtree.runtime.faults import FailureKind, classify_failure, describe_failure, retry_after
+from langtree.runtime.faults import (
+    FailureKind,
+    classify_failure,
+    describe_failure,
+    is_cut_off,
+    retry_after,
+)
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import (
     Method,
@@ -335,14 +341,16 @@ class StepCall:
     def _raised(self, call: _Call, error: Exception, latency: float, waited: float) -> _Attempt:
         usage: Mapping[str, object] | None = usage_of_error(error)
         self.context.meter.settle(call.prompt.token_count, usage)
+        cut_off = is_cut_off(error)
         record = call.record(
             self.model,
             usage=usage,
             latency=latency,
             raw_output="",
-            error=self._describe(error),
+            error=f"- {_CUT_OFF} ({type(error).__name__})" if cut_off else self._describe(error),
             failure=self._classify(error),
             waited=waited,
+            truncated=cut_off,
         )
         return _Attempt(output=None, record=record, error=error)
 
@@ -409,7 +417,7 @@ class StepCall:
                 problem = error
         text = _problem(problem)
         if reading.truncated:
-            text = "- the answer was cut off at the model's output limit\n" + text
+            text = f"- {_CUT_OFF}\n{text}"
         return None, text
 
 
@@ -442,6 +450,7 @@ def feedback_message(
 
 
 _AS_JSON = "one JSON object that follows the schema"
+_CUT_OFF = "the answer was cut off at the model's output limit"
 
 
 def _problem(error: object) -> str:

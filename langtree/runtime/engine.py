@@ -55,7 +55,6 @@ from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.structure import collector_paused
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig
 
@@ -167,21 +166,20 @@ async def execute(
         StructureError: A step's model key is not in the provider.
     """
     setup.settings.check()
-    with collector_paused():
-        state = RunState.start(setup.registry, setup.inputs)
-        log = ProvenanceLog(setup.registry)
-        log.record_start(state, setup.inputs)
-        builder = _prompt_builder(setup, state)
-        builder.missing = missing_external_variables(
-            setup.registry,
-            setup.analysis,
-            setup.plan,
-            setup.inputs,
-            variables=setup.variables,
-            config=setup.config,
-        )
-        builder.check_missing()
-        run = _Run(setup, provider, state, builder, log)
+    state = RunState.start(setup.registry, setup.inputs)
+    log = ProvenanceLog(setup.registry)
+    log.record_start(state, setup.inputs)
+    builder = _prompt_builder(setup, state)
+    builder.missing = missing_external_variables(
+        setup.registry,
+        setup.analysis,
+        setup.plan,
+        setup.inputs,
+        variables=setup.variables,
+        config=setup.config,
+    )
+    builder.check_missing()
+    run = _Run(setup, provider, state, builder, log)
     try:
         await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:

@@ -51,7 +51,14 @@ from langchain_core.exceptions import ModelError, OutputParserException
 
 from langtree.errors import ExecutionError, LangTreeError
 
-__all__ = ["ErrorClassifier", "FailureKind", "classify_failure", "describe_failure", "retry_after"]
+__all__ = [
+    "ErrorClassifier",
+    "FailureKind",
+    "classify_failure",
+    "describe_failure",
+    "is_cut_off",
+    "retry_after",
+]
 
 FailureKind = Literal["transient", "invalid_output", "permanent"]
 """How a failed model call is handled: retried with backoff, retried as invalid output,
@@ -184,6 +191,16 @@ def _known_kind(error: BaseException) -> FailureKind | None:
     if any(_is_transport_error(cls) for cls in type(error).__mro__):
         return "transient"
     return None
+
+
+def is_cut_off(error: BaseException) -> bool:
+    """Whether the error says the answer stopped at the model's output limit (openai's
+    `LengthFinishReasonError`, matched by name).
+
+    >>> is_cut_off(TimeoutError())
+    False
+    """
+    return _named(error, "LengthFinishReasonError")
 
 
 def _named(error: BaseException, name: str) -> bool:

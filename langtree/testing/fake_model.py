@@ -125,9 +125,21 @@ class FakeChatModel(StructuredChatModel):
     _calls: list[FakeRequest] = PrivateAttr(default_factory=list)
 
     def __init__(
-        self, responder: Responder | None = None, latency: Latency = 0.0, **kwargs: Any
+        self,
+        responder: Responder | None = None,
+        latency: Latency = 0.0,
+        *,
+        model_name: str = "langtree-fake",
+        report_usage: bool = False,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(responder=responder, latency=latency, **kwargs)
+        super().__init__(
+            responder=responder,
+            latency=latency,
+            model_name=model_name,
+            report_usage=report_usage,
+            **kwargs,
+        )
 
     @property
     def calls(self) -> list[FakeRequest]:

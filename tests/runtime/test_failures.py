@@ -233,11 +233,26 @@ def test_an_answer_cut_off_is_retried_as_invalid_output() -> None:
 
     result = greet(model, max_retries=1)
 
-    assert [record.failure for record in result.trace] == ["invalid_output", None]
+    assert [(r.failure, r.truncated) for r in result.trace] == [
+        ("invalid_output", True),
+        (None, False),
+    ]
     assert model.calls[1].messages[-1].content == (
         "Your previous answer could not be used:\n"
-        "LengthFinishReasonError: Length limit reached\n\n"
+        "- the answer was cut off at the model's output limit (LengthFinishReasonError)\n\n"
         "Write Greeting again, as structured output."
+    )
+
+
+def test_a_step_whose_answers_stay_cut_off_says_to_raise_the_output_limit() -> None:
+    model = FakeChatModel(responder=failing(*[LengthFinishReasonError("Length")] * 3))
+
+    with pytest.raises(StepFailedError) as caught:
+        greet(model, max_retries=2)
+
+    assert str(caught.value).endswith(
+        "  hint: the model stopped at its output limit; raise the model's max_tokens, or "
+        "split the step's fields (@sequential)"
     )
 
 
