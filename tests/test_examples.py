@@ -365,6 +365,7 @@ def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
     assert len(result.trace) == len(model.calls) > 0
 
 
+@pytest.mark.local_model
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_runs_on_the_embedded_local_model(name: str) -> None:
     local = pytest.importorskip("langtree.models.local")

@@ -12,8 +12,9 @@ to llama.cpp's ``json_schema`` request option, so each token is sampled only fro
 schema allows. The reply is an ``AIMessage`` with one tool call whose arguments are that
 JSON; text cut short by ``max_tokens`` becomes an invalid tool call, which LangTree retries.
 With ``method="json_schema"`` the same constraint applies and the reply is the JSON text;
-with ``method="json_mode"`` the schema LangTree puts into the prompt constrains it, or,
-without one, llama.cpp's JSON grammar.
+with ``method="json_mode"`` (``response_format={"type": "json_object"}``) the schema
+constrains it when the binding carries one (``with_structured_output`` binds it), else
+llama.cpp's grammar for any JSON object.
 
 The weights are loaded once per process and shared by every instance with the same
 weights, threads and context size (see :mod:`langtree.models.llama_server`, which also

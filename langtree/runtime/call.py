@@ -55,7 +55,6 @@ from langtree.runtime.faults import (
 )
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import (
-    Method,
     Reading,
     StructuredBinding,
     add_instructions,
@@ -252,7 +251,9 @@ class StepCall:
                 )
             if kind == "invalid_output":
                 assert tried.record.error is not None
-                feedback = feedback_message(tried.record.error, prompt.fields, self.binding.method)
+                feedback = feedback_message(
+                    tried.record.error, prompt.fields, self.binding.instructions
+                )
                 messages = (*base, feedback)
                 waited = 0.0
             else:
@@ -384,6 +385,11 @@ class StepCall:
         its answer read."""
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
+        if not manager.handlers:
+            # Nobody observes runs (no callbacks, no tracing): the chain run would be
+            # invisible, so the model is called directly (the metadata still reaches it).
+            reply = await self.binding.runnable.ainvoke(messages, config=config)
+            return read_reply(self.binding, reply)
         run = await manager.on_chain_start(
             None, messages, name=config.get("run_name"), run_id=config.pop("run_id", None)
         )
@@ -429,27 +435,29 @@ class _CallTimeoutError(Exception):
 
 
 def feedback_message(
-    problem: str, fields: tuple[str, ...], method: Method = "function_calling"
+    problem: str, fields: tuple[str, ...], instructions: str | None = None
 ) -> HumanMessage:
-    """The human message a retry adds after an invalid answer.
+    """The human message a retry adds after an invalid answer; in JSON mode it repeats
+    the form the answer must have (``instructions``), which small models need close by.
 
     >>> print(feedback_message("- summary: Field required", ("summary",)).content)
     Your previous answer could not be used:
     - summary: Field required
     <BLANKLINE>
     Write Summary again, as structured output.
-    >>> print(feedback_message("- x", ("summary",), "json_mode").content.splitlines()[-1])
-    Write Summary again, as one JSON object that follows the schema.
+    >>> print(feedback_message("- x", ("summary",), "Answer in this form: {}").content)
+    Your previous answer could not be used:
+    - x
+    <BLANKLINE>
+    Write Summary again. Answer in this form: {}
     """
     titles = ", ".join(title_from_name(name) for name in fields)
-    how = "structured output" if method == "function_calling" else _AS_JSON
-    return HumanMessage(
-        content=f"Your previous answer could not be used:\n{problem}\n\n"
-        f"Write {titles} again, as {how}."
-    )
+    again = f"Write {titles} again, as structured output."
+    if instructions is not None:
+        again = f"Write {titles} again. {instructions}"
+    return HumanMessage(content=f"Your previous answer could not be used:\n{problem}\n\n{again}")
 
 
-_AS_JSON = "one JSON object that follows the schema"
 _CUT_OFF = "the answer was cut off at the model's output limit"
 
 

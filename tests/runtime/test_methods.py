@@ -23,11 +23,11 @@ from langtree.runtime.methods import (
     StructuredBinding,
     add_instructions,
     answered_by,
+    asks_for_json,
     bind_structured,
     json_instructions,
     read_reply,
     resolve_method,
-    schema_in_instructions,
 )
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
@@ -316,10 +316,11 @@ def test_function_calling_on_a_model_without_tools_fails_at_run_start() -> None:
 # --- Instructions in the prompt (json_mode) -------------------------------------------------
 
 
-def test_json_instructions_are_pinned() -> None:
-    assert json_instructions({"title": "Ä", "type": "object"}) == (
-        "Answer with one JSON object, and nothing else, that follows this JSON schema:\n"
-        '```json\n{"title": "Ä", "type": "object"}\n```'
+def test_json_instructions_show_the_form_of_the_answer() -> None:
+    schema = {"title": "Ä", "type": "object", "properties": {"ä": {"type": "string"}}}
+
+    assert json_instructions(schema) == (
+        'Answer with one JSON object, and nothing else, in this form:\n{"ä": "<text>"}'
     )
 
 
@@ -364,31 +365,15 @@ def test_add_instructions_extends_the_last_human_message(
     assert add_instructions(messages, "TEXT") == expected
 
 
-def test_schema_in_instructions_finds_the_schema_json_instructions_wrote() -> None:
-    text = f"Write it.\n\n{json_instructions(SCHEMA)}\n\nThanks."
-
-    assert schema_in_instructions(text) == SCHEMA
-
-
-INSTRUCTIONS = "Answer with one JSON object, and nothing else, that follows this JSON schema:"
-
-
 @pytest.mark.parametrize(
-    "text",
+    ("text", "asked"),
     [
-        pytest.param("Write it.", id="no-instructions"),
-        pytest.param(f"{INSTRUCTIONS}\n```json\n[1, 2]\n```", id="not-an-object"),
-        pytest.param('```json\n{"type": "object"}\n```', id="block-without-instructions"),
+        pytest.param(f"Write it.\n\n{json_instructions(SCHEMA)}\n\nThanks.", True, id="asked"),
+        pytest.param("Write it.", False, id="not-asked"),
     ],
 )
-def test_schema_in_instructions_without_a_schema_is_none(text: str) -> None:
-    assert schema_in_instructions(text) is None
-
-
-def test_schema_in_instructions_with_broken_json_is_none() -> None:
-    text = f"{INSTRUCTIONS}\n```json\n{{type: object}}\n```"
-
-    assert schema_in_instructions(text) is None
+def test_asks_for_json_finds_the_instructions(text: str, asked: bool) -> None:
+    assert asks_for_json(text) is asked
 
 
 # --- Reading answers ------------------------------------------------------------------------
@@ -628,11 +613,8 @@ GREET_HUMAN = (
 GREET_INSTRUCTED = (
     "# Greet\n\nGreet the person by name.\n\n## Greeting\n\nOne friendly sentence.\n\n"
     "# Context\n\n## Name\n\nAda\n\n# Output\n\nWrite Greeting.\n\n"
-    "Answer with one JSON object, and nothing else, that follows this JSON schema:\n"
-    '```json\n{"description": "The fields greeting of task.greet.", "properties": '
-    '{"greeting": {"description": "One friendly sentence.", "title": "Greeting", '
-    '"type": "string"}}, "required": ["greeting"], "title": "TaskGreet_greeting", '
-    '"type": "object"}\n```'
+    "Answer with one JSON object, and nothing else, in this form:\n"
+    '{"greeting": "<text>"}'
 )
 
 GREETING_PARAMETERS = {

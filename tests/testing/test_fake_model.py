@@ -791,21 +791,29 @@ def test_json_request_records_the_schema(
     assert (model.calls[0].schema, model.calls[0].tool_name) == (schema, None)
 
 
+@pytest.mark.parametrize("prompt", [instructed(Section), "x"], ids=["instructions", "plain"])
+def test_plain_json_mode_carries_no_schema(prompt: str) -> None:
+    model = FakeChatModel()
+
+    answer = model.bind(response_format={"type": "json_object"}).invoke(prompt)
+
+    assert (model.calls[0].method, model.calls[0].schema, answer.content) == (
+        "json_mode",
+        None,
+        "{}",
+    )
+
+
 @pytest.mark.parametrize(
-    ("prompt", "schema"),
-    [
-        pytest.param(instructed(Section), Section.model_json_schema(), id="instructions"),
-        pytest.param("x", None, id="no-instructions"),
-    ],
+    ("prompt", "method"),
+    [pytest.param(instructed(Section), "json_mode", id="instructions"), ("x", None)],
 )
-def test_plain_json_mode_reads_the_schema_from_langtrees_instructions(
-    prompt: str, schema: dict[str, object] | None
-) -> None:
-    model = FakeChatModel(lambda request: {})
+def test_langtrees_json_instructions_alone_ask_for_json(prompt: str, method: str | None) -> None:
+    model = FakeChatModel()
 
-    model.bind(response_format={"type": "json_object"}).invoke(prompt)
+    model.invoke(prompt)
 
-    assert (model.calls[0].method, model.calls[0].schema) == ("json_mode", schema)
+    assert model.calls[0].method == method
 
 
 def test_response_format_of_no_known_form_is_an_error() -> None:
