@@ -16,18 +16,13 @@ from langchain_core.runnables import Runnable
 from langtree.errors import Diagnostic, StructureError
 from langtree.prompts.preview import StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
-from langtree.runtime.engine import (
-    RunSetup,
-    RunWatch,
-    execute,
-    require_provider,
-    run_interruptible,
-)
+from langtree.runtime.engine import execute
 from langtree.runtime.loop import on_affine_loop
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import RunInputs, run_runnable
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
+from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
 from langtree.structure.config import ConfigInput
 from langtree.structure.structure import TreeStructure
 

@@ -27,13 +27,12 @@ that the call would pass stops the run with a
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
@@ -53,20 +52,24 @@ from langtree.runtime.faults import (
     is_cut_off,
     retry_after,
 )
+from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
-from langtree.runtime.methods import (
+from langtree.runtime.methods import StructuredBinding
+from langtree.runtime.replies import (
+    CUT_OFF,
     Reading,
-    StructuredBinding,
-    add_instructions,
+    answered_by,
+    feedback_message,
+    problem_text,
+    raw_text,
     read_reply,
+    reported_usage,
 )
-from langtree.runtime.methods import answered_by as answered_by_model
 from langtree.runtime.result import TraceRecord
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageMeter, usage_of_error
-from langtree.structure.tree import title_from_name
 
-__all__ = ["CallContext", "CallSettings", "Cooldown", "Generated", "StepCall", "feedback_message"]
+__all__ = ["CallContext", "CallSettings", "Cooldown", "Generated", "StepCall"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,18 +311,18 @@ class StepCall:
             latency = time.perf_counter() - started
         finally:
             self.context.semaphore.release()
-        usage = _usage(reading.message)
+        usage = reported_usage(reading.message)
         meter.settle(prompt.token_count, usage)
         valid, problem = self._validate(reading)
         record = call.record(
             self.model,
             usage=usage,
             latency=latency,
-            raw_output=_raw_text(reading),
+            raw_output=raw_text(reading),
             error=problem,
             failure=None if valid is not None else "invalid_output",
             truncated=reading.truncated,
-            answered_by=answered_by_model(reading.message),
+            answered_by=answered_by(reading.message),
             waited=waited,
         )
         return _Attempt(output=valid, record=record)
@@ -348,7 +351,7 @@ class StepCall:
             usage=usage,
             latency=latency,
             raw_output="",
-            error=f"- {_CUT_OFF} ({type(error).__name__})" if cut_off else self._describe(error),
+            error=f"- {CUT_OFF} ({type(error).__name__})" if cut_off else self._describe(error),
             failure=self._classify(error),
             waited=waited,
             truncated=cut_off,
@@ -421,9 +424,9 @@ class StepCall:
                 return self.output.model_validate(parsed), None
             except ValidationError as error:
                 problem = error
-        text = _problem(problem)
+        text = problem_text(problem)
         if reading.truncated:
-            text = f"- {_CUT_OFF}\n{text}"
+            text = f"- {CUT_OFF}\n{text}"
         return None, text
 
 
@@ -432,65 +435,3 @@ class _CallTimeoutError(Exception):
 
     def __init__(self, timeout: float) -> None:
         super().__init__(f"TimeoutError: no answer within {timeout:g} s (call_timeout)")
-
-
-def feedback_message(
-    problem: str, fields: tuple[str, ...], instructions: str | None = None
-) -> HumanMessage:
-    """The human message a retry adds after an invalid answer; in JSON mode it repeats
-    the form the answer must have (``instructions``), which small models need close by.
-
-    >>> print(feedback_message("- summary: Field required", ("summary",)).content)
-    Your previous answer could not be used:
-    - summary: Field required
-    <BLANKLINE>
-    Write Summary again, as structured output.
-    >>> print(feedback_message("- x", ("summary",), "Answer in this form: {}").content)
-    Your previous answer could not be used:
-    - x
-    <BLANKLINE>
-    Write Summary again. Answer in this form: {}
-    """
-    titles = ", ".join(title_from_name(name) for name in fields)
-    again = f"Write {titles} again, as structured output."
-    if instructions is not None:
-        again = f"Write {titles} again. {instructions}"
-    return HumanMessage(content=f"Your previous answer could not be used:\n{problem}\n\n{again}")
-
-
-_CUT_OFF = "the answer was cut off at the model's output limit"
-
-
-def _problem(error: object) -> str:
-    """Why an output was rejected, one line per validation error."""
-    if isinstance(error, ValidationError):
-        return "\n".join(
-            f"- {'.'.join(str(part) for part in detail['loc']) or '(answer)'}: {detail['msg']}"
-            for detail in error.errors(include_url=False)
-        )
-    if error is not None:
-        return f"- {error}"
-    return "- the answer held no structured output (no tool call)"
-
-
-def _usage(message: AIMessage | None) -> Mapping[str, object] | None:
-    if message is None or not message.usage_metadata:
-        return None
-    return dict(message.usage_metadata)
-
-
-def _raw_text(reading: Reading) -> str:
-    """The tool call's arguments as JSON (or the invalid call's text), else the text."""
-    raw = reading.message
-    if raw is None:
-        if reading.text is not None:
-            return reading.text
-        arguments = reading.arguments
-        if isinstance(arguments, BaseModel):
-            return arguments.model_dump_json()
-        return repr(arguments)
-    if raw.tool_calls:
-        return json.dumps(raw.tool_calls[0]["args"], ensure_ascii=False, default=str)
-    if raw.invalid_tool_calls:
-        return str(raw.invalid_tool_calls[0].get("args") or "")
-    return raw.text

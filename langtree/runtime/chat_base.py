@@ -24,7 +24,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
-from langtree.runtime.methods import Method, asks_for_json
+from langtree.runtime.json_mode import asks_for_json
+from langtree.runtime.methods import Method
 
 __all__ = ["RequestedOutput", "StructuredChatModel", "chosen_tool", "requested_output"]
 

@@ -21,8 +21,8 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import var_child_runnable_config
 
 from langtree.errors import ExecutionError
-from langtree.runtime.engine import RunWatch, run_interruptible
 from langtree.runtime.result import RunResult
+from langtree.runtime.setup import RunWatch, run_interruptible
 
 __all__ = ["RunInputs", "StartRun", "run_runnable"]
 

@@ -18,17 +18,9 @@ from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.runtime import LLMProvider, MethodChoice, ModelConfig, RunResult
-from langtree.runtime.methods import (
-    Method,
-    StructuredBinding,
-    add_instructions,
-    answered_by,
-    asks_for_json,
-    bind_structured,
-    json_instructions,
-    read_reply,
-    resolve_method,
-)
+from langtree.runtime.json_mode import add_instructions, asks_for_json, json_instructions
+from langtree.runtime.methods import Method, StructuredBinding, bind_structured, resolve_method
+from langtree.runtime.replies import answered_by, read_reply
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 

@@ -1,6 +1,7 @@
-"""The shape of a JSON answer, written as a model can copy it (``"json_mode"``).
+"""JSON mode's instructions: the shape of the answer, written as a model can copy it.
 
-In JSON mode the schema travels in the prompt. Shown a JSON schema, small models answer
+In JSON mode (``"json_mode"``) the schema travels in the prompt, appended to the step's
+last human message (:func:`add_instructions`). Shown a JSON schema, small models answer
 with a JSON schema; shown the *form* of the answer, they fill it in. So the prompt holds
 the form, built from the schema: the keys in order, and for each value what it may be.
 
@@ -26,9 +27,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["json_form"]
+from langchain_core.messages import BaseMessage, HumanMessage
+
+__all__ = ["add_instructions", "asks_for_json", "json_form", "json_instructions"]
 
 _DEEPEST = 8
+_INSTRUCTIONS = "Answer with one JSON object, and nothing else, in this form:"
 _SCALARS = {"integer": "<integer>", "number": "<number>", "boolean": "true | false", "null": "null"}
 
 
@@ -94,3 +98,39 @@ class _Form:
         values = schema.get("additionalProperties")
         value = self.of(values, depth + 1) if isinstance(values, Mapping) else "<any JSON value>"
         return '{"<key>": ' + value + ", ...}"
+
+
+def json_instructions(schema: Mapping[str, Any]) -> str:
+    """The text that asks for JSON following ``schema`` (``"json_mode"``): the answer's
+    form rather than the schema itself, which small models copy instead of following
+    (see the module).
+
+    >>> schema = {"properties": {"title": {"type": "string"}, "year": {"type": "integer"}}}
+    >>> print(json_instructions(schema))
+    Answer with one JSON object, and nothing else, in this form:
+    {"title": "<text>", "year": <integer>}
+    """
+    return f"{_INSTRUCTIONS}\n{json_form(schema)}"
+
+
+def asks_for_json(text: str) -> bool:
+    """Whether ``text`` holds the instructions of :func:`json_instructions`."""
+    return _INSTRUCTIONS in text
+
+
+def add_instructions(messages: tuple[BaseMessage, ...], text: str) -> tuple[BaseMessage, ...]:
+    """The messages with ``text`` as a new paragraph of the last human message.
+
+    Appending keeps the roles alternating, which some chat templates require.
+    """
+    at = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    if at < 0:
+        return (*messages, HumanMessage(content=text))
+    last = messages[at]
+    content: str | list[str | dict[Any, Any]]
+    if isinstance(last.content, str):
+        kept = last.content.rstrip()
+        content = f"{kept}\n\n{text}" if kept else text
+    else:
+        content = [*last.content, {"type": "text", "text": text}]
+    return (*messages[:at], last.model_copy(update={"content": content}), *messages[at + 1 :])

@@ -1,0 +1,104 @@
+"""What a run starts from, and how synchronous code waits for it.
+
+:class:`RunSetup` is a validated structure planned for the caller's inputs, with the
+run's settings: everything :func:`~langtree.runtime.engine.execute` needs.
+:func:`run_interruptible` runs it to completion from synchronous code on LangTree's own
+event loop (:mod:`langtree.runtime.loop`) and turns Ctrl-C into
+:class:`~langtree.runtime.failure.RunInterrupted` with what had finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from langtree.errors import ExecutionError
+from langtree.prompts.template import StepTemplate
+from langtree.runtime.failure import RunInterrupted
+from langtree.runtime.loop import run_sync
+from langtree.runtime.provider import LLMProvider
+from langtree.runtime.result import RunResult
+from langtree.runtime.settings import RunSettings
+from langtree.structure.analysis import Analysis
+from langtree.structure.plan import ExecutionPlan
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree_node import TreeNode
+from langtree.structure.type_config import TypeMappingConfig
+
+__all__ = ["OnError", "RunSetup", "RunWatch", "require_provider", "run_interruptible"]
+
+OnError = Literal["raise", "continue"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSetup:
+    """A validated structure, planned for the caller's inputs.
+
+    Attributes:
+        registry: The nodes.
+        analysis: The validated structure (its data flows).
+        plan: The steps for these inputs.
+        tasks: The root task classes by tag.
+        inputs: The caller's values by root task tag.
+        variables: External prompt variables.
+        template: The message layout.
+        config: How mapped values convert.
+        model_names: Model keys to model names, for token counting.
+        settings: Concurrency, retries, timeouts and limits.
+        on_error: What a failed step instance does (``RunStructure``'s ``on_error``).
+    """
+
+    registry: NodeRegistry
+    analysis: Analysis
+    plan: ExecutionPlan
+    tasks: Mapping[str, type[TreeNode]]
+    inputs: Mapping[str, object]
+    variables: Mapping[str, object]
+    template: StepTemplate
+    config: TypeMappingConfig
+    model_names: Mapping[str | None, str | None]
+    settings: RunSettings
+    on_error: OnError = "raise"
+
+
+class RunWatch:
+    """Receives what a run had done when it was cancelled (Ctrl-C), for its caller.
+
+    Attributes:
+        result: The partial result, once the run was cancelled.
+    """
+
+    def __init__(self) -> None:
+        self.result: RunResult | None = None
+
+
+def run_interruptible(start: Callable[[RunWatch], Awaitable[RunResult]]) -> RunResult:
+    """Run ``start(watch)`` to completion from synchronous code (see ``runtime.loop``).
+
+    Raises:
+        RunInterrupted: Ctrl-C stopped the run; it carries what had finished.
+    """
+    watch = RunWatch()
+    try:
+        return run_sync(lambda: start(watch))
+    except KeyboardInterrupt:
+        if watch.result is None:
+            raise
+        raise RunInterrupted(watch.result) from None
+
+
+def require_provider(provider: object) -> LLMProvider:
+    """The run's provider.
+
+    Raises:
+        ExecutionError: There is none, or it is not an ``LLMProvider``.
+    """
+    if isinstance(provider, LLMProvider):
+        return provider
+    found = "no provider" if provider is None else f"{type(provider).__name__!r} is not a provider"
+    raise ExecutionError(
+        f"Cannot run: {found}\n"
+        "  hint: pass the models when building the structure: "
+        "RunStructure(provider=LLMProvider({...}))"
+    )
