@@ -13,6 +13,7 @@ node that places it), or a ``# Context`` section is appended.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -39,8 +40,10 @@ def _context_mark(depth: int, level: int) -> str:
     return f"\x00COLLECTED_CONTEXT {depth} {level}\x00"
 
 
+@functools.lru_cache(maxsize=4096)
 def _level_at(text: str, name: str, default: int) -> int:
-    """The heading level of the section where the template variable ``name`` stands."""
+    """The heading level of the section where the template variable ``name`` stands
+    (cached, as :func:`~langtree.prompts.markdown.shift_headings` is)."""
     for match in _TOKEN.finditer(text):
         if match.group(2) == name:
             return heading_level_before(text, match.start(), default)

@@ -129,12 +129,15 @@ class CallContext:
         meter: Counts the run's calls and tokens against its limits.
         record: Receives each call's trace record as soon as the call returns.
         rng: Draws the jitter of the backoff.
+        observed: Whether callbacks observe the run (LangChain tracing, a progress bar):
+            only then is each call traced as a chain run of its own.
     """
 
     semaphore: asyncio.Semaphore
     meter: UsageMeter
     record: Callable[[TraceRecord], None]
     rng: random.Random = field(default_factory=random.Random)
+    observed: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -386,13 +389,13 @@ class StepCall:
     async def _traced(self, messages: list[BaseMessage], config: RunnableConfig) -> Reading:
         """One call of the bound model, traced as a chain run with the model's run inside,
         its answer read."""
-        config = ensure_config(config)
-        manager = get_async_callback_manager_for_config(config)
-        if not manager.handlers:
-            # Nobody observes runs (no callbacks, no tracing): the chain run would be
-            # invisible, so the model is called directly (the metadata still reaches it).
+        if not self.context.observed:
+            # The chain run would be invisible: the model is called directly (its own run
+            # still gets the metadata).
             reply = await self.binding.runnable.ainvoke(messages, config=config)
             return read_reply(self.binding, reply)
+        config = ensure_config(config)
+        manager = get_async_callback_manager_for_config(config)
         run = await manager.on_chain_start(
             None, messages, name=config.get("run_name"), run_id=config.pop("run_id", None)
         )

@@ -99,7 +99,7 @@ class CommandTracker(CommandReadiness):
 
     def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
         """Write a command's ``value`` targets, and log what they wrote."""
-        before = self.log.snapshot(state) if self.log is not None else None
+        before = self.log.snapshot(state, flow) if self.log is not None else None
         super()._write(state, flow, config)
         if self.log is not None and before is not None:
             self.log.record_mapping(before, state, flow)

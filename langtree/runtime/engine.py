@@ -27,6 +27,7 @@ import asyncio
 import random
 import time
 
+from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
 from langtree.prompts.preview import PromptBuilder, StepPrompt
@@ -108,6 +109,12 @@ async def execute(
     return run.result(stopped=False)
 
 
+def _observed() -> bool:
+    """Whether callbacks will see the run's calls: the caller's config (``build()``'s
+    runnable passes its callbacks through the context), or tracing switched on."""
+    return bool(get_async_callback_manager_for_config(ensure_config()).handlers)
+
+
 def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
     """Builds the run's prompts from ``state``, as the values become known."""
     flows = list(setup.analysis.flows)
@@ -148,6 +155,7 @@ class _Run:
             meter=UsageMeter(settings.usage_limits),
             record=self.trace.append,
             rng=random.Random(),
+            observed=_observed(),
         )
         self.cooldowns: dict[str, Cooldown] = {}
         self.calls = [self._step_call(step, provider) for step in self.steps]

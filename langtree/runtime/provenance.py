@@ -178,11 +178,14 @@ class ProvenanceLog:
                 sample=sample,
             )
 
-    def snapshot(self, state: RunState) -> dict[str, object]:
-        """Every value the state holds, by field path (plain copies)."""
+    def snapshot(self, state: RunState, flow: Flow | None = None) -> dict[str, object]:
+        """Every value the state holds, by field path (plain copies); with ``flow``, only
+        those of the root task its ``value`` targets write into."""
         snapshot = _Snapshot(self.registry, {})
+        written = _written_root(flow) if flow is not None else None
         for root in self.registry.roots():
-            snapshot.add_node(root, state.roots.get(root.tag, {}), root.tag)
+            if written is None or root.tag == written:
+                snapshot.add_node(root, state.roots.get(root.tag, {}), root.tag)
         return snapshot.values
 
     def record_mapping(self, before: Mapping[str, object], state: RunState, flow: Flow) -> None:
@@ -190,7 +193,7 @@ class ProvenanceLog:
         at = _now()
         origin = flow.command.origin
         location = origin.class_name + (f".{origin.field_name}" if origin.field_name else "")
-        for path, value in self.snapshot(state).items():
+        for path, value in self.snapshot(state, flow).items():
             if path in before and before[path] == value:
                 continue
             self._add(
@@ -252,6 +255,13 @@ def _elements(value: object, depth: int) -> Iterator[tuple[tuple[int, ...], obje
     for indices, element in elements(value, depth):
         if None not in indices:
             yield tuple(index for index in indices if index is not None), element
+
+
+def _written_root(flow: Flow) -> str | None:
+    """The root task a command's values land in (``None``: not known, look at all)."""
+    if flow.destination is None:
+        return None
+    return ".".join(flow.destination.node.tag.split(".")[:2])
 
 
 def _source_for(flow: Flow, path: str) -> str | None:

@@ -65,9 +65,11 @@ class NodeRegistry:
         self._nodes: dict[str, Node] = {}
         self._children: dict[str, list[Node]] = {}
         self._tasks: dict[str, list[Node]] = {}
+        self._paths: dict[str, tuple[Node, ...]] = {}
 
     def add(self, nodes: list[Node]) -> None:
         """Register the nodes of one task (its root first, parents before children)."""
+        self._paths.clear()
         if nodes:
             self._tasks[nodes[0].tag] = nodes
         for node in nodes:
@@ -90,13 +92,18 @@ class NodeRegistry:
         return self._children.get(tag, [])
 
     def path(self, tag: str) -> list[Node]:
-        """The nodes from the root task down to the node with ``tag`` (empty if unknown)."""
-        path: list[Node] = []
-        node = self._nodes.get(tag)
-        while node is not None:
-            path.append(node)
-            node = self._nodes.get(node.parent) if node.parent else None
-        return list(reversed(path))
+        """The nodes from the root task down to the node with ``tag`` (empty if unknown).
+
+        Worked out once per tag (runs ask for the same paths for every instance)."""
+        known = self._paths.get(tag)
+        if known is None:
+            path: list[Node] = []
+            node = self._nodes.get(tag)
+            while node is not None:
+                path.append(node)
+                node = self._nodes.get(node.parent) if node.parent else None
+            known = self._paths[tag] = tuple(reversed(path))
+        return list(known)
 
     def roots(self) -> list[Node]:
         """The root task nodes, sorted by tag."""

@@ -6,6 +6,7 @@ name places by the fields that lead to them from the root task: ``task.report.se
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -51,8 +52,10 @@ def task_tag(class_name: str) -> str | None:
     return "task." + _WORD_BOUNDARY.sub("_", class_name[4:]).lower()
 
 
+@functools.lru_cache(maxsize=4096)
 def title_from_name(name: str) -> str:
-    """A heading from a field or class name.
+    """A heading from a field or class name (cached: prompts ask for the same few names
+    again and again).
 
     >>> title_from_name("main_analysis"), title_from_name("TaskDataProcessor")
     ('Main Analysis', 'Data Processor')

@@ -154,3 +154,23 @@ def test_a_tree_runs_twice_on_chat_openai(
 
     assert all(isinstance(result[TaskRateReview].verdict, Color) for result in results)
     assert [record.error for result in results for record in result.trace] == [None] * 4
+
+
+def test_run_then_arun_in_a_notebook_on_chat_openai(
+    openai_compatible_server: OpenAICompatibleServer,
+) -> None:
+    """A notebook cell's ``run()`` (blocking inside the kernel's loop), then ``await
+    arun()``: both go through LangTree's loop, where the pooled connections live."""
+    model = openai_compatible_server.chat_model(max_tokens=128)
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskRateReview)
+    review = {TaskRateReview: {"review": "The kettle broke after two days."}}
+
+    async def cell() -> list[Any]:
+        first = structure.run(review)
+        second = await structure.arun(review)
+        return [first, second]
+
+    results = asyncio.run(cell())
+
+    assert [record.error for result in results for record in result.trace] == [None] * 4
