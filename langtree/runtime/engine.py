@@ -102,9 +102,15 @@ async def execute(
     except (StepFailedError, RunLimitError) as error:
         error.result = run.result(stopped=True)
         raise
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as error:
+        stopped = run.result(stopped=True)
         if watch is not None:
-            watch.result = run.result(stopped=True)
+            watch.result = stopped
+        finished = sum(1 for record in stopped.trace if record.error is None)
+        error.add_note(
+            f"LangTree: the run was cancelled after {len(stopped.trace)} model call(s), "
+            f"{finished} of them with a usable answer"
+        )
         raise
     return run.result(stopped=False)
 

@@ -514,18 +514,22 @@ def test_a_wrong_run_setting_fails_before_any_call(
 def test_cancelling_arun_cancels_the_calls_in_flight() -> None:
     model = FakeChatModel(latency=10.0)
 
-    async def main() -> None:
+    async def main() -> asyncio.CancelledError:
         task = asyncio.create_task(structure(model, TaskCatalogue).arun(catalogue_inputs(3)))
         await asyncio.sleep(0.1)
         task.cancel()
-        with pytest.raises(asyncio.CancelledError):
+        with pytest.raises(asyncio.CancelledError) as caught:
             await task
+        return caught.value
 
     begin = time.monotonic()
-    asyncio.run(main())
+    error = asyncio.run(main())
 
     assert time.monotonic() - begin < 2.0
     assert len(model.calls) == 3
+    assert error.__notes__ == [
+        "LangTree: the run was cancelled after 0 model call(s), 0 of them with a usable answer"
+    ]
 
 
 class TaskRate(TreeNode):
