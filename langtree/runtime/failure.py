@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from langtree.errors import ExecutionError
 from langtree.runtime.faults import FailureKind
+from langtree.runtime.replies import TEXT_INSTEAD_OF_TOOL_CALL
 from langtree.runtime.result import TraceRecord
 from langtree.runtime.usage import UsageFigure
 
@@ -34,6 +35,8 @@ _HINTS: Mapping[str, str] = {
     "pass max_retries=... to run()",
     "truncated": "the model stopped at its output limit; raise the model's max_tokens, or "
     "split the step's fields (@sequential)",
+    "prose": "the model answered in text instead of calling the tool: servers that ignore "
+    "tool_choice (llama.cpp, Ollama) need ModelConfig(model, method='json_schema')",
     "transient": "the provider kept failing (timeouts, rate limits, server errors); raise "
     "retry=RetryPolicy(max_retries=...) or call_timeout, or lower max_concurrency",
     "permanent": "retrying cannot fix this (credentials, model name, request settings); the "
@@ -111,7 +114,11 @@ class StepFailedError(ExecutionError):
             head = f"could not get an answer for {where}: {count} failed; the last error:"
         else:
             head = f"failed for {where} with an error that retrying cannot fix:"
-        hint_key = "truncated" if last is not None and last.truncated else self.kind
+        hint_key: str = self.kind
+        if last is not None and last.truncated:
+            hint_key = "truncated"
+        elif last is not None and TEXT_INSTEAD_OF_TOOL_CALL in (last.error or ""):
+            hint_key = "prose"
         return (
             f"Step {self.step_id!r} {head}\n{last.error if last else None}\n"
             f"  hint: {_HINTS[hint_key]}"

@@ -27,6 +27,7 @@ from langtree.structure.tree import title_from_name
 
 __all__ = [
     "CUT_OFF",
+    "TEXT_INSTEAD_OF_TOOL_CALL",
     "Reading",
     "answered_by",
     "feedback_message",
@@ -140,13 +141,14 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
 
 
 _NO_OUTPUT = "the answer held no structured output"
+TEXT_INSTEAD_OF_TOOL_CALL = "the answer held no tool call, only text"
 
 
 def _no_tool_call(reply: AIMessage) -> str:
     text = reply.text.strip()
     if not text:
         return f"{_NO_OUTPUT} (no tool call)"
-    return f"the answer held no tool call, only text: {_excerpt(text)}"
+    return f"{TEXT_INSTEAD_OF_TOOL_CALL}: {_excerpt(text)}"
 
 
 def _json_object(text: str) -> tuple[object, str | None]:

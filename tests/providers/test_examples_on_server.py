@@ -113,3 +113,4 @@ def test_function_calling_on_this_server_fails_with_a_clear_error(
 
     assert caught.value.kind == "invalid_output"
     assert "\n- the answer held no tool call, only text: " in str(caught.value)
+    assert str(caught.value).endswith("need ModelConfig(model, method='json_schema')")

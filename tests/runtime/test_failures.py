@@ -558,3 +558,17 @@ def test_a_permanent_failure_of_one_sample_cancels_the_others() -> None:
     assert time.monotonic() - begin < 3.0
     assert (caught.value.kind, caught.value.sample, len(model.calls)) == ("permanent", 1, 3)
     assert "for 'task.rate' (sample 1 of 3) with an error" in str(caught.value)
+
+
+def test_a_model_that_answers_in_text_instead_of_calling_the_tool_is_told_how_to_fix() -> None:
+    model = FakeChatModel(responder=lambda request: "Hello, Ada!")
+
+    with pytest.raises(StepFailedError) as caught:
+        greet(model, max_retries=0)
+
+    assert str(caught.value) == (
+        "Step 'task.greet:greeting' gave no valid output for 'task.greet' in 1 attempt(s); "
+        "the last error:\n- the answer held no tool call, only text: 'Hello, Ada!'\n"
+        "  hint: the model answered in text instead of calling the tool: servers that ignore "
+        "tool_choice (llama.cpp, Ollama) need ModelConfig(model, method='json_schema')"
+    )
