@@ -13,7 +13,7 @@ from typing import Protocol, Unpack
 
 from langchain_core.runnables import Runnable
 
-from langtree.errors import Diagnostic, StructureError
+from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.preview import StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.engine import execute
@@ -24,7 +24,9 @@ from langtree.runtime.runnable import RunInputs, run_runnable
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
 from langtree.structure.config import ConfigInput
+from langtree.structure.plan import ExecutionPlan
 from langtree.structure.structure import TreeStructure
+from langtree.structure.tree import Node, task_tag
 
 __all__ = ["ModelCatalog", "RunStructure"]
 
@@ -51,7 +53,8 @@ class RunStructure(TreeStructure):
             reported by :meth:`validate`.
 
     Raises:
-        StructureError: A setting is unknown or wrong (every one is reported).
+        StructureError: A setting is unknown or wrong, or ``provider`` is not a provider
+            (every problem is reported).
 
     >>> from langtree import TreeNode
     >>> class TaskGreet(TreeNode):
@@ -66,16 +69,21 @@ class RunStructure(TreeStructure):
     """
 
     def __init__(self, config: ConfigInput = None, provider: ModelCatalog | None = None) -> None:
-        models = provider.list_models() if provider is not None else None
+        catalog = _is_catalog(provider)
+        models = provider.list_models() if provider is not None and catalog else None
         settings, problems = RunSettings.from_mapping(config if isinstance(config, Mapping) else {})
         wrong = [
-            Diagnostic(
-                severity="error",
-                message=problem,
-                hint="e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
-            )
+            _error(problem, "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})")
             for problem in problems
         ]
+        if not catalog:
+            wrong.append(
+                _error(
+                    f"RunStructure's provider must be an LLMProvider or None, got {provider!r}",
+                    "pass the models by key, e.g. "
+                    "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
+                )
+            )
         try:
             super().__init__(config, models=models, other_keys=RUN_SETTING_KEYS)
         except StructureError as error:
@@ -87,6 +95,30 @@ class RunStructure(TreeStructure):
         self.provider = provider
         template = self.config.prompt_template
         self._template = StepTemplate(template) if template is not None else StepTemplate()
+
+    def get_node(self, tag: str) -> Node | None:
+        """The node at ``tag`` (``task.report.sections``), or ``None``.
+
+        Raises:
+            StructureError: ``tag`` is not a string.
+        """
+        if not isinstance(tag, str):
+            raise StructureError([_error(f"get_node() takes a tag, got {tag!r}", _tag_hint(tag))])
+        return super().get_node(tag)
+
+    def plan(self, inputs: Mapping[object, object] | None = None) -> ExecutionPlan:
+        """The steps the run would make, in a valid order.
+
+        Args:
+            inputs: What the caller will supply, by task class, tag or class name (dicts
+                or instances); fields supplied there are not generated.
+
+        Raises:
+            StructureError: The tasks do not validate with these inputs, or ``inputs`` is
+                not a mapping, names a task twice (e.g. by class and by tag) or no added
+                task, or holds values that do not fit (see ``TreeStructure.plan``).
+        """
+        return super().plan(self._checked_inputs(inputs))
 
     def prompts(
         self,
@@ -106,16 +138,20 @@ class RunStructure(TreeStructure):
             variables: External prompt variables (``{name}`` in root task texts).
 
         Raises:
-            StructureError: The tasks do not validate, or the inputs do not fit them.
-            ExecutionError: External variables are missing, or mapped data does not fit.
+            StructureError: The tasks do not validate, or the inputs do not fit them
+                (as :meth:`plan`).
+            ExecutionError: ``variables`` is not a mapping of names, external variables
+                are missing, or mapped data does not fit.
         """
-        plan = self.plan(inputs)
+        checked = self._checked_inputs(inputs)
+        named = _checked_variables(variables)
+        plan = self.plan(checked)
         prompts = preview_prompts(
             self.nodes,
             self._analyse(),
             plan,
-            self._inputs_by_tag(inputs or {}),
-            variables=variables or {},
+            self._inputs_by_tag(checked),
+            variables=named,
             template=self._template,
             config=self.config.type_mapping,
             model_names=self._model_names(),
@@ -177,10 +213,11 @@ class RunStructure(TreeStructure):
             the run's usage.
 
         Raises:
-            StructureError: The tasks do not validate, the inputs do not fit them, or a
-                model key is not in the provider.
-            ExecutionError: No provider, a wrong setting, missing external variables,
-                or mapped data that does not fit.
+            StructureError: The tasks do not validate, the inputs do not fit them (as
+                :meth:`plan`), or a model key is not in the provider.
+            ExecutionError: No provider, an unknown or wrong setting, ``variables`` not
+                a mapping of names, missing external variables, or mapped data that does
+                not fit.
             StepFailedError: A step instance got no usable output
                 (``error.result`` holds what had finished).
             RunLimitError: The deadline or a usage limit was reached (``error.result``
@@ -196,16 +233,18 @@ class RunStructure(TreeStructure):
         watch: RunWatch | None = None,
     ) -> RunResult:
         """Run on the loop the provider's models were first driven from (``runtime.loop``)."""
+        checked = self._checked_inputs(inputs)
+        named = _checked_variables(variables)
         provider = require_provider(self.provider)
         return await on_affine_loop(
-            provider.affinity, lambda: self._execute(provider, inputs, variables, options, watch)
+            provider.affinity, lambda: self._execute(provider, checked, named, options, watch)
         )
 
     async def _execute(
         self,
         provider: LLMProvider,
-        inputs: Mapping[object, object] | None,
-        variables: Mapping[str, object] | None,
+        inputs: Mapping[object, object],
+        variables: Mapping[str, object],
         options: RunOptions,
         watch: RunWatch | None = None,
     ) -> RunResult:
@@ -216,8 +255,8 @@ class RunStructure(TreeStructure):
             analysis=self._analyse(),
             plan=self.plan(inputs),
             tasks=self.tasks,
-            inputs=self._inputs_by_tag(inputs or {}),
-            variables=variables or {},
+            inputs=self._inputs_by_tag(inputs),
+            variables=variables,
             template=self._template,
             config=self.config.type_mapping,
             model_names=self._model_names(),
@@ -246,7 +285,18 @@ class RunStructure(TreeStructure):
             name: The run's name in tracing.
             **options: Settings of every run, as :meth:`arun` takes them (e.g.
                 ``max_concurrency``: the most model calls in flight, per input).
+
+        Raises:
+            ExecutionError: ``variables`` is not a mapping of names, ``name`` is not a
+                string, or a setting is unknown or wrong (checked here, not on the first
+                ``invoke``).
         """
+        _checked_variables(variables)
+        self.settings.updated(**options)
+        if not isinstance(name, str):
+            raise ExecutionError(
+                f"build() takes a string name, got {name!r}\n  hint: e.g. build(name='review run')"
+            )
         return run_runnable(
             lambda inputs, watch: self._arun(inputs, variables, options, watch), name=name
         )
@@ -260,3 +310,83 @@ class RunStructure(TreeStructure):
         if keys:
             names[None] = keys[0]
         return names
+
+    def _checked_inputs(self, inputs: object) -> Mapping[object, object]:
+        """``inputs`` (``None``: none) once it is a mapping that names each task once.
+
+        Raises:
+            StructureError: It is not a mapping, or keys name the same task (each such
+                task is reported).
+        """
+        if inputs is None:
+            return {}
+        if not isinstance(inputs, Mapping):
+            example = next(iter(self.tasks.values()), None)
+            name = example.__name__ if example is not None else "TaskName"
+            message = (
+                "Inputs must be a dict of task classes (or tags) to values, not "
+                f"{type(inputs).__name__!r}"
+            )
+            raise StructureError([_error(message, f"pass e.g. {{{name}: {{'field': value}}}}")])
+        twice = self._named_twice(inputs)
+        if twice:
+            raise StructureError(twice)
+        return inputs
+
+    def _named_twice(self, inputs: Mapping[object, object]) -> list[Diagnostic]:
+        """A task given under two keys: by class and by tag, or by class and class name."""
+        seen: dict[str, object] = {}
+        found: list[Diagnostic] = []
+        for key in inputs:
+            tag = self._tag_of(key)
+            if tag is not None and tag in seen:
+                message = (
+                    f"Inputs give the values of {tag!r} twice: as {_key_name(seen[tag])} "
+                    f"and as {_key_name(key)}"
+                )
+                found.append(_error(message, "keep one of them"))
+            elif tag is not None:
+                seen[tag] = key
+        return found
+
+
+def _checked_variables(variables: object) -> Mapping[str, object]:
+    """``variables`` (``None``: none) once it is a mapping with string names.
+
+    Raises:
+        ExecutionError: It is not a mapping, or a name is not a string.
+    """
+    if variables is None:
+        return {}
+    if not isinstance(variables, Mapping):
+        problem = f"variables must be a dict of names to values, not {type(variables).__name__!r}"
+    else:
+        wrong = [name for name in variables if not isinstance(name, str)]
+        if not wrong:
+            return variables
+        problem = f"variables are named by strings, got {wrong[0]!r}"
+    raise ExecutionError(f"{problem}\n  hint: e.g. variables={{'company': 'Acme'}}")
+
+
+def _is_catalog(provider: object) -> bool:
+    """``None``, or an object (not a class) that lists its model keys, as ``LLMProvider``."""
+    if provider is None:
+        return True
+    return not isinstance(provider, type) and callable(getattr(provider, "list_models", None))
+
+
+def _key_name(key: object) -> str:
+    """An inputs key as the caller wrote it: a class by its name, a string quoted."""
+    return key.__name__ if isinstance(key, type) else repr(key)
+
+
+def _tag_hint(value: object) -> str:
+    name = value.__name__ if isinstance(value, type) else ""
+    tag = task_tag(name)
+    if tag is not None:
+        return f"pass the task's tag: get_node({tag!r})"
+    return "pass the node's tag as a string, e.g. get_node('task.report.sections')"
+
+
+def _error(message: str, hint: str) -> Diagnostic:
+    return Diagnostic(severity="error", message=message, hint=hint)

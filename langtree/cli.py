@@ -10,12 +10,20 @@ tasks as JSON, with progress and a summary on stderr; its run settings (``--meth
 ``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run that fails,
 reaches a limit or is interrupted prints what had finished and exits with 1 (130 for
 Ctrl-C).
+
+Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
+tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
+environment errors (bad arguments, a missing file, an ``--input`` that cannot be read or
+is not a JSON object, a ``--model`` that cannot be built); 130 Ctrl-C; 141 the reader of
+the output went away (``langtree run ... | head -1``), the status a shell reports for a
+program ended by a broken pipe. Each error is one message without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -43,14 +51,43 @@ from langtree.testing import FakeChatModel
 __all__ = ["main"]
 
 
+BROKEN_PIPE = 141
+"""The exit status when the output's reader went away: 128 + SIGPIPE, as a shell reports."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 problems found, 2 bad usage)."""
+    """Run the command line.
+
+    Returns:
+        The exit status: 0 ok, 1 problems in the user's tree or run, 2 usage or
+        environment errors, 130 Ctrl-C during a run, 141 the output's reader went away.
+    """
     arguments = _build_parser().parse_args(argv)
     try:
-        return int(arguments.handler(arguments))
+        status = int(arguments.handler(arguments))
+        sys.stdout.flush()
     except LangTreeError as error:
         print(f"langtree: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so Python's final flush meets no broken pipe.
+
+    What Python's documentation advises for a program whose output is piped into
+    ``head`` (see "Note on SIGPIPE" in the ``signal`` module's documentation).
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -154,10 +191,20 @@ def _run_options(arguments: argparse.Namespace) -> RunOptions:
     return options
 
 
-def _classes(targets: Sequence[str]) -> list[type[TreeNode]]:
-    return [
-        cls for target in targets for module in load_modules(target) for cls in node_classes(module)
-    ]
+def _classes(targets: Sequence[str]) -> tuple[list[type[TreeNode]], list[Diagnostic]]:
+    """The node classes of the targets, or (none and) every module that does not import.
+
+    Raises:
+        LangTreeError: A target does not exist (a usage error).
+    """
+    classes: list[type[TreeNode]] = []
+    problems: list[Diagnostic] = []
+    for target in targets:
+        try:
+            classes.extend(cls for module in load_modules(target) for cls in node_classes(module))
+        except StructureError as error:
+            problems.extend(error.diagnostics)
+    return ([] if problems else classes), problems
 
 
 def _structure(classes: list[type[TreeNode]]) -> tuple[RunStructure, list[Diagnostic]]:
@@ -181,10 +228,9 @@ def _diagnostics(structure: RunStructure) -> list[Diagnostic]:
 
 
 def _check(arguments: argparse.Namespace) -> int:
-    classes = _classes(arguments.targets)
-    structure, diagnostics = _structure(classes)
-    if not diagnostics:
-        diagnostics = _diagnostics(structure)
+    classes, diagnostics = _classes(arguments.targets)
+    structure, syntax = _structure(classes)
+    diagnostics = diagnostics or syntax or _diagnostics(structure)
     for diagnostic in diagnostics:
         print(diagnostic.render_compiler())
     errors = sum(diagnostic.severity == "error" for diagnostic in diagnostics)
@@ -198,7 +244,9 @@ def _check(arguments: argparse.Namespace) -> int:
 
 def _valid_structure(targets: Sequence[str]) -> RunStructure | None:
     """The tasks found, validated; ``None`` after printing the errors to stderr."""
-    structure, diagnostics = _structure(_classes(targets))
+    classes, diagnostics = _classes(targets)
+    structure, syntax = _structure(classes)
+    diagnostics = diagnostics or syntax
     if not diagnostics:
         diagnostics = [d for d in _diagnostics(structure) if d.severity == "error"]
     for diagnostic in diagnostics:
@@ -234,7 +282,6 @@ def _prompts(arguments: argparse.Namespace) -> int:
 
 def _run(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    classes = _classes([target])
     checked = _valid_structure([target])
     if checked is None:
         return 1
@@ -243,9 +290,8 @@ def _run(arguments: argparse.Namespace) -> int:
     keys = _model_keys(checked, inputs)
     provider = _provider(arguments.model, keys, arguments.method)
     structure = RunStructure(checked.config, provider=provider)
-    for cls in classes:
-        tag = task_tag(cls.__name__)
-        if tag is not None and (not task_name or tag == task_tag(task_name)):
+    for tag, cls in checked.tasks.items():
+        if not task_name or tag == task_tag(task_name):
             structure.add(cls)
     live = sys.stderr.isatty()
     progress = RunProgress(
@@ -316,8 +362,13 @@ def _provider(spec: str | None, keys: list[str], method: MethodChoice | None) ->
     asked for structured output with ``method``.
 
     Raises:
-        LangTreeError: The value names nothing usable (the CLI exits with status 2).
+        LangTreeError: The value names nothing usable, or building a model raised (the
+            CLI exits with status 2).
     """
+    return _built(_named_provider(spec, keys, method), keys, spec)
+
+
+def _named_provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
     if spec is None:
         try:  # the local model is an extra: import it only when it is asked for
             from langtree.models import default_local_model
@@ -334,7 +385,12 @@ def _provider(spec: str | None, keys: list[str], method: MethodChoice | None) ->
         )
     try:
         modules = load_modules(module_name)
-    except (ImportError, LangTreeError) as error:
+    except StructureError as error:
+        rendered = "\n".join(diagnostic.render_compiler() for diagnostic in error.diagnostics)
+        raise LangTreeError(
+            f"--model {spec!r}: cannot import {module_name!r}:\n{rendered}"
+        ) from None
+    except LangTreeError as error:
         raise LangTreeError(f"--model {spec!r}: cannot import {module_name!r}: {error}") from None
     found = getattr(modules[0], attribute, None) if len(modules) == 1 else None
     if found is None:
@@ -346,7 +402,7 @@ def _as_provider(
     found: object, spec: str, keys: list[str], method: MethodChoice | None
 ) -> LLMProvider:
     if callable(found) and not isinstance(found, (LLMProvider, Runnable, type)):
-        found = found()
+        found = _called(found, spec)
     if isinstance(found, LLMProvider):
         if method is not None:
             raise LangTreeError(
@@ -364,12 +420,62 @@ def _as_provider(
     )
 
 
+def _called(factory: Callable[[], object], spec: str) -> object:
+    try:
+        return factory()
+    except LangTreeError:
+        raise
+    # A factory is the user's code and may raise any type (a client without its API key):
+    # the CLI reports it in one message, as an environment error, not with a traceback.
+    except Exception as error:  # noqa: BLE001
+        raise LangTreeError(_factory_failed(f"--model {spec!r}", error)) from None
+
+
+def _built(provider: LLMProvider, keys: list[str], spec: str | None) -> LLMProvider:
+    """``provider`` with the models the run uses built now, so that a factory that fails
+    stops the CLI before the run starts (``LLMProvider`` calls each factory once)."""
+    for key in keys:
+        if key in provider.list_models():
+            try:
+                provider.get(key)
+            except LangTreeError:
+                raise
+            # As in _called: what the factory raises becomes one message.
+            except Exception as error:  # noqa: BLE001
+                subject = (
+                    f"Model {key!r} of --model {spec!r}"
+                    if spec is not None
+                    else "The embedded local model"
+                )
+                raise LangTreeError(_factory_failed(subject, error)) from None
+    return provider
+
+
+def _factory_failed(subject: str, error: Exception) -> str:
+    described = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return (
+        f"{subject} could not be built: {described}\n"
+        "  hint: check what building the model needs (an API key in the environment, an "
+        "installed package, a reachable server)"
+    )
+
+
 def _same_model(
     build: Callable[[], ChatRunnable], keys: list[str], method: MethodChoice | None
 ) -> LLMProvider:
     """One model (built on first use) under every key, asked by ``method``."""
     model = ModelConfig(build, method=method or "auto")
     return LLMProvider(dict.fromkeys(keys, model))
+
+
+MAX_INPUT_DEPTH = 100
+"""The most levels of objects and arrays ``--input`` may nest (deeper values would exhaust
+Python's recursion limit in the libraries that copy and serialise them)."""
+
+TOO_DEEP = (
+    f"its values are nested more than {MAX_INPUT_DEPTH} levels deep\n"
+    "  hint: inputs are task values: objects and arrays a few levels deep"
+)
 
 
 def _read_inputs(
@@ -384,18 +490,69 @@ def _read_inputs(
         raise LangTreeError(f"No task {task_name!r} found; the tasks are {found}")
     if path is None:
         return {}
-    try:
-        values = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise LangTreeError(f"Cannot read inputs from {str(path)!r}: {error}") from None
+    values = _json_object(path, _inputs_hint(structure, task_name))
     if not task_name:
-        return dict(values) if isinstance(values, dict) else {}
+        return values
     tag = task_tag(task_name)
-    if unwrap and isinstance(values, dict):
+    if unwrap:
         for key in (task_name, tag):
             if key in values:
                 return {tag: values[key]}
     return {tag: values}
+
+
+def _inputs_hint(structure: RunStructure, task_name: str) -> str:
+    if task_name:
+        return f'write {task_name}\'s own values, e.g. {{"field": "value"}}'
+    names = [cls.__name__ for cls in structure.tasks.values()] or ["TaskName"]
+    return f'write the values by task, e.g. {{"{names[0]}": {{"field": "value"}}}}'
+
+
+def _json_object(path: Path, hint: str) -> dict[object, object]:
+    """The JSON object ``path`` holds (UTF-8, with or without a byte order mark).
+
+    Raises:
+        LangTreeError: The file cannot be read, is not UTF-8 JSON, nests values more than
+            ``MAX_INPUT_DEPTH`` levels deep, or holds something other than an object.
+    """
+    cannot = f"Cannot read inputs from {str(path)!r}"
+    try:
+        values = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise LangTreeError(f"{cannot}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise LangTreeError(
+            f"{cannot}: it is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start})\n  hint: save the file as UTF-8"
+        ) from None
+    except RecursionError:
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}") from None
+    if _deeper_than(values, MAX_INPUT_DEPTH):
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}")
+    if not isinstance(values, dict):
+        raise LangTreeError(
+            f"Inputs in {str(path)!r} must be a JSON object, not {_json_kind(values)}\n"
+            f"  hint: {hint}"
+        )
+    return values
+
+
+def _deeper_than(value: object, levels: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``levels`` deep (no recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = list(item.values()) if isinstance(item, dict) else item
+        if isinstance(children, list):
+            if level > levels:
+                return True
+            pending.extend((child, level + 1) for child in children)
+    return False
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "an array", str: "a string", bool: "true or false", int: "a number"}
+    return kinds.get(type(value), "a number" if isinstance(value, float) else "null")
 
 
 def _variables(pairs: list[str]) -> dict[str, object]:

@@ -1,7 +1,9 @@
 """``langtree check``: find node classes, report syntax errors compiler-style."""
 
 import json
+import os
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -440,3 +442,363 @@ def test_a_wrong_run_setting_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     assert err.startswith(
         "langtree: error: call_timeout must be a number of seconds above 0 or None, got 0.0\n"
     )
+
+
+# --- modules that do not import, inputs that cannot be read, closed output --------------
+
+NOT_IMPORTABLE = [
+    pytest.param(
+        """
+        from langtree import TreeNode
+
+
+        class TaskA(TreeNode)
+            name: str
+        """,
+        "5:22: error: SyntaxError: expected ':'\n"
+        "    class TaskA(TreeNode)\n"
+        "                         ^\n"
+        "    hint: fix the Python syntax: LangTree imports the module to find its tasks\n",
+        id="syntax-error",
+    ),
+    pytest.param(
+        """
+        from langtree import TreeNode
+
+
+        def load_examples():
+            raise RuntimeError("examples.csv is missing")
+
+
+        EXAMPLES = load_examples()
+        """,
+        "6:5: error: Importing the module raised RuntimeError: examples.csv is missing\n"
+        '        raise RuntimeError("examples.csv is missing")\n'
+        "        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "    hint: the module must import without errors: LangTree imports it to find its "
+        "tasks\n",
+        id="raises-on-import",
+    ),
+    pytest.param(
+        """
+        import no_such_package_for_langtree_tests
+        """,
+        "2:1: error: Importing the module raised ModuleNotFoundError: No module named "
+        "'no_such_package_for_langtree_tests'\n"
+        "    import no_such_package_for_langtree_tests\n"
+        "    ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "    hint: install 'no_such_package_for_langtree_tests', or run langtree where it can "
+        "be imported (PYTHONPATH)\n",
+        id="fails-to-import",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE)
+def test_check_reports_a_module_that_does_not_import_as_a_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, problem: str
+) -> None:
+    path = write(tmp_path, "tree.py", source)
+
+    status = main(["check", str(path)])
+
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.out == (
+        f"{path}:{problem}checked 0 task(s), 0 node class(es): 1 error(s), 0 warning(s)\n"
+    )
+    assert captured.err == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["graph"], ["prompts"], ["run", "--model", "fake"]],
+    ids=["graph", "prompts", "run"],
+)
+@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE)
+def test_a_module_that_does_not_import_is_a_problem_without_a_traceback(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    source: str,
+    problem: str,
+) -> None:
+    path = write(tmp_path, "tree.py", source)
+
+    status = main([command[0], str(path), *command[1:]])
+
+    captured = capsys.readouterr()
+    assert status == 1
+    assert captured.out == ""
+    assert captured.err == f"{path}:{problem}"
+
+
+def test_check_reports_every_module_of_a_folder_that_does_not_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "a_broken.py", "x = (\n")
+    write(
+        tmp_path,
+        "b_good.py",
+        "from langtree import TreeNode\n\n\nclass TaskA(TreeNode):\n    a: str\n",
+    )
+    write(tmp_path, "c_raises.py", "raise ValueError\n")
+
+    status = main(["check", str(tmp_path)])
+
+    assert status == 1
+    assert capsys.readouterr().out == (
+        f"{tmp_path / 'a_broken.py'}:1:5: error: SyntaxError: '(' was never closed\n"
+        "    x = (\n"
+        "        ^\n"
+        "    hint: fix the Python syntax: LangTree imports the module to find its tasks\n"
+        f"{tmp_path / 'c_raises.py'}:1:1: error: Importing the module raised ValueError\n"
+        "    raise ValueError\n"
+        "    ^~~~~~~~~~~~~~~~\n"
+        "    hint: the module must import without errors: LangTree imports it to find its "
+        "tasks\n"
+        "checked 0 task(s), 0 node class(es): 2 error(s), 0 warning(s)\n"
+    )
+
+
+def test_check_reports_a_module_name_that_does_not_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "langtree_test_broken_tree.py", "class TaskA(\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    status = main(["check", "langtree_test_broken_tree"])
+
+    assert status == 1
+    assert capsys.readouterr().out == (
+        f"{path}:1:12: error: SyntaxError: '(' was never closed\n"
+        "    class TaskA(\n"
+        "               ^\n"
+        "    hint: fix the Python syntax: LangTree imports the module to find its tasks\n"
+        "checked 0 task(s), 0 node class(es): 1 error(s), 0 warning(s)\n"
+    )
+
+
+INPUT_COMMANDS = [
+    pytest.param(["prompts", f"{EXAMPLES / 'review_rating.py'}"], id="prompts"),
+    pytest.param(["run", f"{EXAMPLES / 'review_rating.py'}", "--model", "fake"], id="run"),
+]
+
+
+def read_inputs(
+    capsys: pytest.CaptureFixture[str], command: list[str], path: Path, task: str = ""
+) -> tuple[int, str, str]:
+    status = main([command[0], command[1] + task, *command[2:], "--input", str(path)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("command", INPUT_COMMANDS)
+def test_inputs_that_are_not_utf8_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "review.json"
+    path.write_bytes('{"review": "Gr\u00fcn"}'.encode("latin-1"))
+
+    status, out, err = read_inputs(capsys, command, path, ":TaskRateReview")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: Cannot read inputs from {str(path)!r}: it is not UTF-8 text "
+        "(byte 0xfc at position 14)\n"
+        "  hint: save the file as UTF-8\n"
+    )
+
+
+@pytest.mark.parametrize("command", INPUT_COMMANDS)
+@pytest.mark.parametrize("depth", [101, 100_000], ids=["past-the-limit", "past-the-parser"])
+def test_inputs_nested_too_deep_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], depth: int
+) -> None:
+    path = tmp_path / "review.json"
+    path.write_text('{"review": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}")
+
+    status, out, err = read_inputs(capsys, command, path, ":TaskRateReview")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: Cannot read inputs from {str(path)!r}: its values are nested more "
+        "than 100 levels deep\n"
+        "  hint: inputs are task values: objects and arrays a few levels deep\n"
+    )
+
+
+def test_inputs_100_levels_deep_are_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "review.json"
+    path.write_text('{"review": ' + "[" * 99 + "]" * 99 + "}")
+
+    status, _, err = read_inputs(
+        capsys, ["prompts", str(EXAMPLES / "review_rating.py")], path, ":TaskRateReview"
+    )
+
+    assert status == 2
+    assert "Input task.rate_review.review = " in err  # the value is read, then refused
+
+
+@pytest.mark.parametrize("command", INPUT_COMMANDS)
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('["Great kettle."]', "an array"),
+        ('"Great kettle."', "a string"),
+        ("5", "a number"),
+        ("2.5", "a number"),
+        ("true", "true or false"),
+        ("null", "null"),
+    ],
+    ids=["array", "string", "whole-number", "number", "boolean", "null"],
+)
+@pytest.mark.parametrize(
+    ("task", "hint"),
+    [
+        ("", 'write the values by task, e.g. {"TaskRateReview": {"field": "value"}}'),
+        (":TaskRateReview", 'write TaskRateReview\'s own values, e.g. {"field": "value"}'),
+    ],
+    ids=["by-task", "one-task"],
+)
+def test_inputs_that_are_not_a_json_object_are_a_usage_error(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    text: str,
+    kind: str,
+    task: str,
+    hint: str,
+) -> None:
+    path = tmp_path / "review.json"
+    path.write_text(text)
+
+    status, out, err = read_inputs(capsys, command, path, task)
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: Inputs in {str(path)!r} must be a JSON object, not {kind}\n"
+        f"  hint: {hint}\n"
+    )
+
+
+FACTORY_HINT = (
+    "  hint: check what building the model needs (an API key in the environment, an "
+    "installed package, a reachable server)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("factory", "--model '{spec}' could not be built: RuntimeError: OPENAI_API_KEY is not set"),
+        (
+            "provider",
+            "Model 'default' of --model '{spec}' could not be built: RuntimeError: "
+            "OPENAI_API_KEY is not set",
+        ),
+    ],
+    ids=["factory", "provider-with-a-factory"],
+)
+def test_a_model_factory_that_raises_is_an_environment_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, attribute: str, message: str
+) -> None:
+    path = write(
+        tmp_path,
+        "my_models.py",
+        """
+        from langtree import LLMProvider
+
+
+        def factory():
+            raise RuntimeError("OPENAI_API_KEY is not set")
+
+
+        provider = LLMProvider({"default": factory})
+        """,
+    )
+    spec = f"{path}:{attribute}"
+
+    status, out, err = run_review(capsys, "--input", str(REVIEW_INPUTS), "--model", spec)
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: {message.format(spec=spec)}\n{FACTORY_HINT}"
+
+
+def test_a_model_module_that_does_not_import_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "my_models.py", "chat = (\n")
+
+    status, out, err = run_review(capsys, "--input", str(REVIEW_INPUTS), "--model", f"{path}:chat")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: --model {f'{path}:chat'!r}: cannot import {str(path)!r}:\n"
+        f"{path}:1:8: error: SyntaxError: '(' was never closed\n"
+        "    chat = (\n"
+        "           ^\n"
+        "    hint: fix the Python syntax: LangTree imports the module to find its tasks\n"
+    )
+
+
+ROOT = Path(__file__).parent.parent
+
+
+def langtree_into_a_closed_pipe(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in a new process whose stdout is a pipe nobody reads any more."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "langtree.cli", *arguments],
+            cwd=ROOT,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["check", "examples"],
+        ["prompts", "examples/review_rating.py", "--input", str(REVIEW_INPUTS)],
+        ["run", "examples/review_rating.py", "--input", str(REVIEW_INPUTS), "--model", "fake"],
+    ],
+    ids=["check", "prompts", "run"],
+)
+def test_output_into_a_closed_pipe_ends_quietly_with_status_141(arguments: list[str]) -> None:
+    finished = langtree_into_a_closed_pipe(*arguments)
+
+    assert finished.returncode == 141
+    assert "Traceback" not in finished.stderr
+    assert "BrokenPipeError" not in finished.stderr
+    if arguments[0] != "run":  # a run reports its progress on stderr
+        assert finished.stderr == ""
+
+
+def test_output_piped_into_head_ends_quietly_with_status_141(tmp_path: Path) -> None:
+    inputs = tmp_path / "review.json"
+    inputs.write_text(json.dumps({"review": "Boils fast. " * 50_000}))  # far past a pipe's buffer
+    command = [sys.executable, "-m", "langtree.cli", "prompts"]
+    command += ["examples/review_rating.py:TaskRateReview", "--input", str(inputs)]
+
+    with subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # what `head -1` does after its line
+        err = process.stderr.read()
+        status = process.wait(timeout=120)
+
+    assert first.startswith("# 2 prompt(s), ")
+    assert (status, err) == (141, "")

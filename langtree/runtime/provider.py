@@ -71,9 +71,9 @@ class LLMProvider:
             order (the first is the default).
 
     Raises:
-        StructureError: ``models`` is empty, or a key is not a string, or a value is
-            none of those, or a ``ModelConfig`` setting is wrong (every such key is
-            reported).
+        StructureError: ``models`` is not a mapping or is empty, or a key is not a
+            string, or a value is none of those, or a ``ModelConfig`` setting is wrong
+            (every such key is reported).
 
     >>> from langtree.testing import FakeChatModel
     >>> provider = LLMProvider({"fast": FakeChatModel(), "smart": lambda: FakeChatModel()})
@@ -109,7 +109,7 @@ class LLMProvider:
         """How the model of a key is called (its ``ModelConfig``, the model unbuilt).
 
         Raises:
-            StructureError: No model has that key.
+            StructureError: The key is not a string, or no model has it.
         """
         return self._configs[self._key(name)]
 
@@ -123,9 +123,9 @@ class LLMProvider:
             The model; the same instance on every call for the same key.
 
         Raises:
-            StructureError: No model has that key, or its factory did not return a chat
-                model or runnable. What a factory raises propagates unchanged (and it is
-                called again on the next ``get``).
+            StructureError: The key is not a string, or no model has it, or its factory
+                did not return a chat model or runnable. What a factory raises propagates
+                unchanged (and it is called again on the next ``get``).
         """
         key = self._key(name)
         with self._lock:
@@ -137,10 +137,15 @@ class LLMProvider:
         return f"LLMProvider(models={self.list_models()!r}, default={self.default!r})"
 
     def _key(self, name: str | None) -> str:
+        if name is not None and not isinstance(name, str):
+            raise StructureError([_error(f"Model key {name!r} is not a string", self._available())])
         key = self.default if name is None else name
         if key not in self._configs:
             raise StructureError([self._unknown(key)])
         return key
+
+    def _available(self) -> str:
+        return "the provider's models are " + ", ".join(repr(key) for key in self._configs)
 
     def _build(self, key: str) -> ChatRunnable:
         source = self._configs[key].model
@@ -161,17 +166,23 @@ class LLMProvider:
         return model
 
     def _unknown(self, key: str) -> Diagnostic:
-        available = ", ".join(repr(name) for name in self._configs)
         close = suggest(key, list(self._configs), fallback="")
         return _error(
             f"Model {key!r} is not in the provider",
-            f"{close + ' ' if close else ''}the provider's models are {available}",
+            f"{close + ' ' if close else ''}{self._available()}",
         )
 
 
 def _problems(models: Mapping[str, object]) -> list[Diagnostic]:
     """Keys that are not strings, values that cannot become a model, wrong settings."""
-    if not isinstance(models, Mapping) or not models:
+    if not isinstance(models, Mapping):
+        return [
+            _error(
+                f"LLMProvider takes a dict of models by key, got {models!r}",
+                "pass the models by key, e.g. LLMProvider({'default': ChatOpenAI(...)})",
+            )
+        ]
+    if not models:
         return [
             _error(
                 "LLMProvider needs at least one model",
@@ -219,7 +230,14 @@ def _config_problems(config: ModelConfig) -> list[tuple[str, str]]:
                 "e.g. ModelConfig(model, call_timeout=60)",
             )
         )
-    if config.retry is not None:
+    if config.retry is not None and not isinstance(config.retry, RetryPolicy):
+        problems.append(
+            (
+                f"retry must be a RetryPolicy or None, got {config.retry!r}",
+                "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
+            )
+        )
+    elif config.retry is not None:
         problems.extend(
             (f"retry: {problem}", "e.g. RetryPolicy(max_retries=5)")
             for problem in config.retry.problems()

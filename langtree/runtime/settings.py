@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypedDict
 
+from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
@@ -73,11 +74,13 @@ class RunSettings:
         """These settings with the given ones (``None``: keep) replaced.
 
         Raises:
-            ExecutionError: A value is out of range (every problem is listed).
+            ExecutionError: A setting is unknown, or a value is of the wrong type or out
+                of range (every problem is listed).
         """
+        unknown = sorted(set(overrides) - RUN_SETTING_KEYS)
+        if unknown:
+            raise _settings_error([_unknown_setting(name) for name in unknown])
         given = {key: value for key, value in overrides.items() if value is not None}
-        unknown = sorted(set(given) - RUN_SETTING_KEYS)
-        assert not unknown, f"not run settings: {unknown}"
         for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
             if key in given:
                 converted, wrong = _converted(kind, given[key], key)
@@ -100,9 +103,13 @@ class RunSettings:
 
     def problems(self) -> Iterator[str]:
         """What is wrong with the settings, one sentence each."""
-        if not _whole(self.max_concurrency) or self.max_concurrency < 1:
+        if not _whole(self.max_concurrency):
+            yield f"max_concurrency must be a whole number, got {self.max_concurrency!r}"
+        elif self.max_concurrency < 1:
             yield f"max_concurrency must be at least 1, got {self.max_concurrency!r}"
-        if not _whole(self.max_retries) or self.max_retries < 0:
+        if not _whole(self.max_retries):
+            yield f"max_retries must be a whole number, got {self.max_retries!r}"
+        elif self.max_retries < 0:
             yield f"max_retries must not be negative, got {self.max_retries!r}"
         for name in ("call_timeout", "deadline"):
             value = getattr(self, name)
@@ -129,6 +136,12 @@ def _converted(
         listed = ", ".join(repr(name) for name in names)
         return kind(), [f"{key} has no setting {unknown[0]!r}; its settings are {listed}"]
     return kind(**value), []
+
+
+def _unknown_setting(name: str) -> str:
+    listed = ", ".join(repr(key) for key in sorted(RUN_SETTING_KEYS))
+    close = suggest(name, sorted(RUN_SETTING_KEYS), fallback=f"the run settings are {listed}")
+    return f"{name!r} is not a run setting; {close}"
 
 
 def _settings_error(problems: list[str]) -> ExecutionError:

@@ -1,0 +1,454 @@
+"""Wrongly typed arguments to the public API raise a LangTree error that names the fix.
+
+One row per method and argument: ``RunStructure(config, provider)``, ``add``, ``get_node``,
+``plan``, ``prompts``, ``run``, ``arun``, ``build`` (and its runnable's ``invoke``), and
+``LLMProvider(models)``, ``get``, ``config`` with ``ModelConfig``'s settings. Inputs that
+name the same task twice are refused, naming both keys.
+"""
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from langtree import (
+    ExecutionError,
+    LangTreeError,
+    LLMProvider,
+    ModelConfig,
+    RunStructure,
+    StructureError,
+    TreeNode,
+)
+from langtree.testing import FakeChatModel
+
+
+class TaskGreet(TreeNode):
+    name: str
+    greeting: str
+
+
+class TaskThank(TreeNode):
+    name: str
+    thanks: str
+
+
+INPUTS = {TaskGreet: {"name": "Ada"}}
+
+
+def structure() -> RunStructure:
+    built = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    built.add(TaskGreet)
+    return built
+
+
+def provider() -> LLMProvider:
+    return LLMProvider({"fast": FakeChatModel(), "smart": FakeChatModel()})
+
+
+def problem(message: str, hint: str) -> str:
+    """The text of a ``StructureError`` holding one problem without a location."""
+    return f"LangTree found 1 problem:\n\nerror: {message}\n  hint: {hint}"
+
+
+RUN_HINT = (
+    "\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
+    "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
+)
+SETTINGS = "'call_timeout', 'deadline', 'max_concurrency', 'max_retries', 'retry', 'usage_limits'"
+INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
+INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"
+VARIABLES_HINT = "\n  hint: e.g. variables={'company': 'Acme'}"
+PROVIDER_HINT = "pass the models by key, e.g. LLMProvider({'default': ChatOpenAI(...)})"
+MODELS = "the provider's models are 'fast', 'smart'"
+
+CASES = [
+    # RunStructure(config, provider)
+    pytest.param(
+        lambda: RunStructure(provider="gpt-4o"),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "RunStructure's provider must be an LLMProvider or None, got 'gpt-4o'",
+            "pass the models by key, e.g. "
+            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
+        ),
+        id="RunStructure-provider-str",
+    ),
+    pytest.param(
+        lambda: RunStructure(provider=LLMProvider),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "RunStructure's provider must be an LLMProvider or None, got "
+            "<class 'langtree.runtime.provider.LLMProvider'>",
+            "pass the models by key, e.g. "
+            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
+        ),
+        id="RunStructure-provider-class",
+    ),
+    pytest.param(
+        lambda: RunStructure(["strict"]),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "RunStructure's config must be a dict, a TypeMappingConfig or None, got ['strict']",
+            "pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
+        ),
+        id="RunStructure-config-list",
+    ),
+    pytest.param(
+        lambda: RunStructure({"max_concurrency": "8"}),
+        StructureError,
+        problem(
+            "max_concurrency must be a whole number, got '8'",
+            "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
+        ),
+        id="RunStructure-config-max_concurrency-str",
+    ),
+    # add(task_class)
+    pytest.param(
+        lambda: structure().add("TaskGreet"),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "add() takes a TreeNode subclass, got 'TaskGreet'",
+            "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
+        ),
+        id="add-str",
+    ),
+    # get_node(tag)
+    pytest.param(
+        lambda: structure().get_node(3),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "get_node() takes a tag, got 3",
+            "pass the node's tag as a string, e.g. get_node('task.report.sections')",
+        ),
+        id="get_node-int",
+    ),
+    pytest.param(
+        lambda: structure().get_node(TaskGreet),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            f"get_node() takes a tag, got {TaskGreet!r}",
+            "pass the task's tag: get_node('task.greet')",
+        ),
+        id="get_node-class",
+    ),
+    # plan(inputs)
+    pytest.param(
+        lambda: structure().plan([TaskGreet]),  # type: ignore[arg-type]
+        StructureError,
+        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
+        id="plan-inputs-list",
+    ),
+    # prompts(inputs, variables)
+    pytest.param(
+        lambda: structure().prompts("Ada"),  # type: ignore[arg-type]
+        StructureError,
+        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
+        id="prompts-inputs-str",
+    ),
+    pytest.param(
+        lambda: structure().prompts(INPUTS, variables="Acme"),  # type: ignore[arg-type]
+        ExecutionError,
+        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
+        id="prompts-variables-str",
+    ),
+    pytest.param(
+        lambda: structure().prompts(INPUTS, variables=[("company", "Acme")]),  # type: ignore[arg-type]
+        ExecutionError,
+        "variables must be a dict of names to values, not 'list'" + VARIABLES_HINT,
+        id="prompts-variables-list",
+    ),
+    pytest.param(
+        lambda: structure().prompts(INPUTS, variables={1: "Acme"}),  # type: ignore[dict-item]
+        ExecutionError,
+        "variables are named by strings, got 1" + VARIABLES_HINT,
+        id="prompts-variables-int-name",
+    ),
+    # run(inputs, variables, **options)
+    pytest.param(
+        lambda: structure().run(inputs=[TaskGreet]),  # type: ignore[arg-type]
+        StructureError,
+        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
+        id="run-inputs-list",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, variables="x"),  # type: ignore[arg-type]
+        ExecutionError,
+        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
+        id="run-variables-str",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, max_concurrency="8"),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
+        id="run-max_concurrency-str",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, max_retries=2.5),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "max_retries must be a whole number, got 2.5" + RUN_HINT,
+        id="run-max_retries-float",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, call_timeout="60"),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "call_timeout must be a number of seconds above 0 or None, got '60'" + RUN_HINT,
+        id="run-call_timeout-str",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, deadline=[60]),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "deadline must be a number of seconds above 0 or None, got [60]" + RUN_HINT,
+        id="run-deadline-list",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, retry=5),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "retry must be a RetryPolicy or a dict of its fields, got 5" + RUN_HINT,
+        id="run-retry-int",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, usage_limits=500),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "usage_limits must be a UsageLimits or a dict of its fields, got 500" + RUN_HINT,
+        id="run-usage_limits-int",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, max_concurency=8),  # type: ignore[call-arg]
+        ExecutionError,
+        "'max_concurency' is not a run setting; did you mean 'max_concurrency'?" + RUN_HINT,
+        id="run-misspelt-setting",
+    ),
+    pytest.param(
+        lambda: structure().run(INPUTS, workers=8),  # type: ignore[call-arg]
+        ExecutionError,
+        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
+        id="run-unknown-setting",
+    ),
+    # arun(inputs, variables, **options)
+    pytest.param(
+        lambda: asyncio.run(structure().arun("Ada")),  # type: ignore[arg-type]
+        StructureError,
+        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
+        id="arun-inputs-str",
+    ),
+    pytest.param(
+        lambda: asyncio.run(structure().arun(INPUTS, variables=3)),  # type: ignore[arg-type]
+        ExecutionError,
+        "variables must be a dict of names to values, not 'int'" + VARIABLES_HINT,
+        id="arun-variables-int",
+    ),
+    pytest.param(
+        lambda: asyncio.run(structure().arun(INPUTS, max_concurrency="8")),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
+        id="arun-max_concurrency-str",
+    ),
+    # build(variables, name, **options), checked when built, and its runnable's input
+    pytest.param(
+        lambda: structure().build("Acme"),  # type: ignore[arg-type]
+        ExecutionError,
+        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
+        id="build-variables-str",
+    ),
+    pytest.param(
+        lambda: structure().build(name=3),  # type: ignore[arg-type]
+        ExecutionError,
+        "build() takes a string name, got 3\n  hint: e.g. build(name='review run')",
+        id="build-name-int",
+    ),
+    pytest.param(
+        lambda: structure().build(max_concurrency="8"),  # type: ignore[typeddict-item]
+        ExecutionError,
+        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
+        id="build-max_concurrency-str",
+    ),
+    pytest.param(
+        lambda: structure().build(workers=8),  # type: ignore[call-arg]
+        ExecutionError,
+        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
+        id="build-unknown-setting",
+    ),
+    pytest.param(
+        lambda: structure().build().invoke([TaskGreet]),  # type: ignore[arg-type]
+        ExecutionError,
+        "The run's input must be a mapping of task classes (or tags) to values, got 'list'\n"
+        '  hint: invoke it with the same mapping run() takes, e.g. {TaskClass: {"field": value}}',
+        id="build-invoke-list",
+    ),
+    # LLMProvider(models), get(name), config(name), ModelConfig settings
+    pytest.param(
+        lambda: LLMProvider("gpt-4o"),  # type: ignore[arg-type]
+        StructureError,
+        problem("LLMProvider takes a dict of models by key, got 'gpt-4o'", PROVIDER_HINT),
+        id="LLMProvider-models-str",
+    ),
+    pytest.param(
+        lambda: LLMProvider(None),  # type: ignore[arg-type]
+        StructureError,
+        problem("LLMProvider takes a dict of models by key, got None", PROVIDER_HINT),
+        id="LLMProvider-models-None",
+    ),
+    pytest.param(
+        lambda: LLMProvider([("fast", FakeChatModel)]),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            f"LLMProvider takes a dict of models by key, got [('fast', {FakeChatModel!r})]",
+            PROVIDER_HINT,
+        ),
+        id="LLMProvider-models-list",
+    ),
+    pytest.param(
+        lambda: LLMProvider({}),
+        StructureError,
+        problem("LLMProvider needs at least one model", PROVIDER_HINT),
+        id="LLMProvider-models-empty",
+    ),
+    pytest.param(
+        lambda: LLMProvider({1: FakeChatModel()}),  # type: ignore[dict-item]
+        StructureError,
+        problem("Model key 1 is not a string", "name each model with a string"),
+        id="LLMProvider-key-int",
+    ),
+    pytest.param(
+        lambda: LLMProvider({"fast": "gpt-4o"}),  # type: ignore[dict-item]
+        StructureError,
+        problem(
+            "Model 'fast' is a 'str', not a chat model or a factory",
+            "pass a langchain_core BaseChatModel (or a runnable around one), or a function "
+            "without arguments that returns one",
+        ),
+        id="LLMProvider-model-str",
+    ),
+    pytest.param(
+        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), retry=3)}),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "Model 'fast': retry must be a RetryPolicy or None, got 3",
+            "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
+        ),
+        id="ModelConfig-retry-int",
+    ),
+    pytest.param(
+        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), call_timeout="60")}),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "Model 'fast': call_timeout must be a number of seconds above 0 or None, got '60'",
+            "e.g. ModelConfig(model, call_timeout=60)",
+        ),
+        id="ModelConfig-call_timeout-str",
+    ),
+    pytest.param(
+        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), method=1)}),  # type: ignore[arg-type]
+        StructureError,
+        problem(
+            "Model 'fast': method must be one of 'auto', 'function_calling', 'json_schema', "
+            "'json_mode', got 1",
+            "use 'auto'",
+        ),
+        id="ModelConfig-method-int",
+    ),
+    pytest.param(
+        lambda: provider().get(0),  # type: ignore[arg-type]
+        StructureError,
+        problem("Model key 0 is not a string", MODELS),
+        id="LLMProvider.get-int",
+    ),
+    pytest.param(
+        lambda: provider().get(["fast"]),  # type: ignore[arg-type]
+        StructureError,
+        problem("Model key ['fast'] is not a string", MODELS),
+        id="LLMProvider.get-list",
+    ),
+    pytest.param(
+        lambda: provider().config(0),  # type: ignore[arg-type]
+        StructureError,
+        problem("Model key 0 is not a string", MODELS),
+        id="LLMProvider.config-int",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "kind", "message"), CASES)
+def test_a_wrongly_typed_argument_is_a_clear_error(
+    call: Callable[[], object], kind: type[LangTreeError], message: str
+) -> None:
+    with pytest.raises(kind) as caught:
+        call()
+
+    assert str(caught.value) == message
+
+
+def twice(first: str, second: str) -> str:
+    return problem(
+        f"Inputs give the values of 'task.greet' twice: as {first} and as {second}",
+        "keep one of them",
+    )
+
+
+TWICE = [
+    pytest.param(
+        {TaskGreet: {"name": "Ada"}, "task.greet": {"name": "Bob"}},
+        twice("TaskGreet", "'task.greet'"),
+        id="class-and-tag",
+    ),
+    pytest.param(
+        {TaskGreet: {"name": "Ada"}, "TaskGreet": {"name": "Bob"}},
+        twice("TaskGreet", "'TaskGreet'"),
+        id="class-and-class-name",
+    ),
+    pytest.param(
+        {"task.greet": {"name": "Ada"}, "TaskGreet": {"name": "Bob"}},
+        twice("'task.greet'", "'TaskGreet'"),
+        id="tag-and-class-name",
+    ),
+]
+
+METHODS = [
+    pytest.param(lambda built, inputs: built.plan(inputs), id="plan"),
+    pytest.param(lambda built, inputs: built.prompts(inputs), id="prompts"),
+    pytest.param(lambda built, inputs: built.run(inputs), id="run"),
+    pytest.param(lambda built, inputs: asyncio.run(built.arun(inputs)), id="arun"),
+    pytest.param(lambda built, inputs: built.build().invoke(inputs), id="build-invoke"),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(("inputs", "message"), TWICE)
+def test_a_task_given_twice_in_the_inputs_is_refused_naming_both_keys(
+    method: Callable[[RunStructure, object], object], inputs: dict[object, object], message: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        method(structure(), inputs)
+
+    assert str(caught.value) == message
+
+
+def test_every_task_given_twice_is_reported() -> None:
+    built = structure()
+    built.add(TaskThank)
+    inputs = {
+        TaskGreet: {"name": "Ada"},
+        "task.greet": {"name": "Ada"},
+        "TaskThank": {"name": "Bob"},
+        TaskThank: {"name": "Bob"},
+    }
+
+    with pytest.raises(StructureError) as caught:
+        built.plan(inputs)
+
+    assert [diagnostic.message for diagnostic in caught.value.diagnostics] == [
+        "Inputs give the values of 'task.greet' twice: as TaskGreet and as 'task.greet'",
+        "Inputs give the values of 'task.thank' twice: as 'TaskThank' and as TaskThank",
+    ]
+
+
+def test_a_catalog_that_lists_its_models_is_still_accepted_as_provider() -> None:
+    class Catalog:
+        def list_models(self) -> list[str]:
+            return ["fast"]
+
+    built = RunStructure(provider=Catalog())
+    built.add(TaskGreet)
+
+    assert built.validate() == ()
