@@ -1,0 +1,180 @@
+"""The ``langtree`` command line.
+
+``langtree check PATH_OR_MODULE...`` validates every ``Task*`` class found, together, and
+prints problems compiler style. ``langtree graph PATH_OR_MODULE...`` prints the plan as a
+Mermaid flowchart. ``langtree prompts PATH[:TaskName] [--input FILE.json]`` prints every
+prompt a run would send, with its token count, as Markdown. ``langtree run
+PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
+tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
+``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run that fails,
+reaches a limit or is interrupted prints what had finished and exits with 1 (130 for
+Ctrl-C).
+
+Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
+tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
+environment errors (bad arguments, a missing file, an ``--input`` that cannot be read or
+is not a JSON object, a ``--model`` that cannot be built); 130 Ctrl-C; 141 the reader of
+the output went away (``langtree run ... | head -1``), the status a shell reports for a
+program ended by a broken pipe. Each error is one message without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.run import add_run_command
+from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
+from langtree.errors import LangTreeError
+from langtree.prompts.preview import StepPrompt
+
+__all__ = ["main"]
+
+
+BROKEN_PIPE = 141
+"""The exit status when the output's reader went away: 128 + SIGPIPE, as a shell reports."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Returns:
+        The exit status: 0 ok, 1 problems in the user's tree or run, 2 usage or
+        environment errors, 130 Ctrl-C during a run, 141 the output's reader went away.
+    """
+    arguments = _build_parser().parse_args(argv)
+    try:
+        status = int(arguments.handler(arguments))
+        sys.stdout.flush()
+    except LangTreeError as error:
+        print(f"langtree: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so Python's final flush meets no broken pipe.
+
+    What Python's documentation advises for a program whose output is piped into
+    ``head`` (see "Note on SIGPIPE" in the ``signal`` module's documentation).
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="langtree", description="Check, preview and run LangTree prompt trees."
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    for name, handler, summary in (
+        ("check", _check, "validate every Task class in files or modules"),
+        ("graph", _graph, "print the execution plan as a Mermaid flowchart"),
+    ):
+        command = commands.add_parser(name, help=summary, description=summary)
+        command.add_argument(
+            "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
+        )
+        command.set_defaults(handler=handler)
+    _add_prompts_command(commands)
+    add_run_command(commands)
+    return parser
+
+
+def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    summary = "print every prompt a run would send, with token counts, as Markdown"
+    command = commands.add_parser("prompts", help=summary, description=summary)
+    command.add_argument(
+        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to preview"
+    )
+    command.add_argument(
+        "--input", type=Path, metavar="FILE.json", help="the task's input values as JSON"
+    )
+    command.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an external prompt variable (repeatable)",
+    )
+    command.set_defaults(handler=_prompts)
+
+
+def _check(arguments: argparse.Namespace) -> int:
+    classes, diagnostics = classes_in(arguments.targets)
+    structure, syntax = structure_of(classes)
+    diagnostics = diagnostics or syntax or diagnostics_of(structure)
+    for diagnostic in diagnostics:
+        print(diagnostic.render_compiler())
+    errors = sum(diagnostic.severity == "error" for diagnostic in diagnostics)
+    warnings = len(diagnostics) - errors
+    print(
+        f"checked {len(structure.tasks)} task(s), {len(classes)} node class(es): "
+        f"{errors} error(s), {warnings} warning(s)"
+    )
+    return 1 if errors else 0
+
+
+def _graph(arguments: argparse.Namespace) -> int:
+    structure = valid_structure(arguments.targets)
+    if structure is None:
+        return 1
+    print(structure.plan().to_mermaid())
+    return 0
+
+
+def _prompts(arguments: argparse.Namespace) -> int:
+    target, _, task_name = arguments.target.partition(":")
+    structure = valid_structure([target])
+    if structure is None:
+        return 1
+    inputs = read_inputs(arguments.input, structure, task_name)
+    prompts = structure.prompts(inputs, variables=variables_from(arguments.var))
+    print(_prompts_markdown(prompts))
+    over = [prompt for prompt in prompts if prompt.over_budget]
+    for prompt in over:
+        print(
+            f"langtree: {prompt.node_path}: {prompt.token_count} tokens, over the budget of "
+            f"{prompt.token_budget}",
+            file=sys.stderr,
+        )
+    return 1 if over else 0
+
+
+def _prompts_markdown(prompts: list[StepPrompt]) -> str:
+    total = sum(prompt.token_count for prompt in prompts)
+    parts = [f"# {len(prompts)} prompt(s), {total} tokens"]
+    for number, prompt in enumerate(prompts, start=1):
+        model = f"model `{prompt.model}`" if prompt.model else "the default model"
+        budget = (
+            f" **Over the budget of {prompt.token_budget} tokens.**" if prompt.over_budget else ""
+        )
+        parts.append(
+            f"## {number}. {prompt.node_path}: {', '.join(prompt.fields)}\n\n"
+            f"Step `{prompt.step_id}`, {prompt.token_count} tokens ({prompt.encoding}), "
+            f"{model}.{budget}"
+        )
+        for message in prompt.messages:
+            parts.append(f"### {message.type.capitalize()}\n\n{_fenced(str(message.content))}")
+    return "\n\n".join(parts)
+
+
+def _fenced(text: str) -> str:
+    """``text`` in a code fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}markdown\n{text.rstrip()}\n{fence}"

@@ -1,0 +1,106 @@
+"""Reading a run's inputs (``--input``) and external variables (``--var``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from langtree.api import RunStructure
+from langtree.errors import LangTreeError
+from langtree.structure.tree import task_tag
+
+MAX_INPUT_DEPTH = 100
+"""The most levels of objects and arrays ``--input`` may nest (deeper values would exhaust
+Python's recursion limit in the libraries that copy and serialise them)."""
+
+TOO_DEEP = (
+    f"its values are nested more than {MAX_INPUT_DEPTH} levels deep\n"
+    "  hint: inputs are task values: objects and arrays a few levels deep"
+)
+
+
+def read_inputs(
+    path: Path | None, structure: RunStructure, task_name: str, *, unwrap: bool = False
+) -> dict[object, object]:
+    """The inputs by task; with ``task_name``, the file holds that task's values.
+
+    With ``unwrap``, a file keyed by the task's class name or tag gives that entry.
+    """
+    if task_name and task_tag(task_name) not in structure.tasks:
+        found = ", ".join(cls.__name__ for cls in structure.tasks.values()) or "none"
+        raise LangTreeError(f"No task {task_name!r} found; the tasks are {found}")
+    if path is None:
+        return {}
+    values = _json_object(path, _inputs_hint(structure, task_name))
+    if not task_name:
+        return values
+    tag = task_tag(task_name)
+    if unwrap:
+        for key in (task_name, tag):
+            if key in values:
+                return {tag: values[key]}
+    return {tag: values}
+
+
+def _inputs_hint(structure: RunStructure, task_name: str) -> str:
+    if task_name:
+        return f'write {task_name}\'s own values, e.g. {{"field": "value"}}'
+    names = [cls.__name__ for cls in structure.tasks.values()] or ["TaskName"]
+    return f'write the values by task, e.g. {{"{names[0]}": {{"field": "value"}}}}'
+
+
+def _json_object(path: Path, hint: str) -> dict[object, object]:
+    """The JSON object ``path`` holds (UTF-8, with or without a byte order mark).
+
+    Raises:
+        LangTreeError: The file cannot be read, is not UTF-8 JSON, nests values more than
+            ``MAX_INPUT_DEPTH`` levels deep, or holds something other than an object.
+    """
+    cannot = f"Cannot read inputs from {str(path)!r}"
+    try:
+        values = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise LangTreeError(f"{cannot}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise LangTreeError(
+            f"{cannot}: it is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start})\n  hint: save the file as UTF-8"
+        ) from None
+    except RecursionError:
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}") from None
+    if _deeper_than(values, MAX_INPUT_DEPTH):
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}")
+    if not isinstance(values, dict):
+        raise LangTreeError(
+            f"Inputs in {str(path)!r} must be a JSON object, not {_json_kind(values)}\n"
+            f"  hint: {hint}"
+        )
+    return values
+
+
+def _deeper_than(value: object, levels: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``levels`` deep (no recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = list(item.values()) if isinstance(item, dict) else item
+        if isinstance(children, list):
+            if level > levels:
+                return True
+            pending.extend((child, level + 1) for child in children)
+    return False
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "an array", str: "a string", bool: "true or false", int: "a number"}
+    return kinds.get(type(value), "a number" if isinstance(value, float) else "null")
+
+
+def variables_from(pairs: list[str]) -> dict[str, object]:
+    variables: dict[str, object] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals:
+            raise LangTreeError(f"--var takes NAME=VALUE, got {pair!r}")
+        variables[name] = value
+    return variables

@@ -1,0 +1,140 @@
+"""The models a run uses (``--model``, ``--method``), built before it starts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langchain_core.runnables import Runnable
+
+from langtree.api import RunStructure
+from langtree.errors import LangTreeError, StructureError
+from langtree.runtime.methods import MethodChoice
+from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
+from langtree.structure.discovery import load_modules
+from langtree.testing import FakeChatModel
+
+
+def model_keys(structure: RunStructure, inputs: dict[object, object]) -> list[str]:
+    """The model keys the plan's steps use; ``"default"`` for steps without one."""
+    models = [step.model for step in structure.plan(inputs).steps]
+    keys = list(dict.fromkeys(model for model in models if model is not None))
+    if None in models or not keys:
+        keys = ["default", *(key for key in keys if key != "default")]
+    return keys
+
+
+NO_MODEL = (
+    "no model configured: pass --model fake, --model module:attribute, or install the "
+    "local model with `make local-model`"
+)
+
+
+def provider_for(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
+    """The provider ``--model`` names, listing every key in ``keys``; a chat model is
+    asked for structured output with ``method``.
+
+    Raises:
+        LangTreeError: The value names nothing usable, or building a model raised (the
+            CLI exits with status 2).
+    """
+    return _built(_named_provider(spec, keys, method), keys, spec)
+
+
+def _named_provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
+    if spec is None:
+        try:  # the local model is an extra: import it only when it is asked for
+            from langtree.models import default_local_model
+        except ImportError:
+            raise LangTreeError(NO_MODEL) from None
+        return _same_model(default_local_model, keys, method)
+    if spec == "fake":
+        return _same_model(FakeChatModel, keys, method)
+    module_name, colon, attribute = spec.rpartition(":")
+    if not colon or not module_name or not attribute:
+        raise LangTreeError(
+            f"--model takes 'fake' or module:attribute, got {spec!r}\n"
+            "  hint: e.g. --model my_models:provider (an LLMProvider or a chat model)"
+        )
+    try:
+        modules = load_modules(module_name)
+    except StructureError as error:
+        rendered = "\n".join(diagnostic.render_compiler() for diagnostic in error.diagnostics)
+        raise LangTreeError(
+            f"--model {spec!r}: cannot import {module_name!r}:\n{rendered}"
+        ) from None
+    except LangTreeError as error:
+        raise LangTreeError(f"--model {spec!r}: cannot import {module_name!r}: {error}") from None
+    found = getattr(modules[0], attribute, None) if len(modules) == 1 else None
+    if found is None:
+        raise LangTreeError(f"--model {spec!r}: {module_name!r} has no attribute {attribute!r}")
+    return _as_provider(found, spec, keys, method)
+
+
+def _as_provider(
+    found: object, spec: str, keys: list[str], method: MethodChoice | None
+) -> LLMProvider:
+    if callable(found) and not isinstance(found, (LLMProvider, Runnable, type)):
+        found = _called(found, spec)
+    if isinstance(found, LLMProvider):
+        if method is not None:
+            raise LangTreeError(
+                f"--method does not apply to --model {spec!r}, an LLMProvider\n"
+                "  hint: set the method per model in the provider: "
+                "LLMProvider({'key': ModelConfig(model, method=...)})"
+            )
+        return found
+    if isinstance(found, Runnable):
+        return _same_model(lambda: found, keys, method)
+    raise LangTreeError(
+        f"--model {spec!r} is a {type(found).__name__!r}, not an LLMProvider or a chat model\n"
+        "  hint: name an LLMProvider, a langchain_core BaseChatModel (or a runnable around "
+        "one), or a function without arguments returning one"
+    )
+
+
+def _called(factory: Callable[[], object], spec: str) -> object:
+    try:
+        return factory()
+    except LangTreeError:
+        raise
+    # A factory is the user's code and may raise any type (a client without its API key):
+    # the CLI reports it in one message, as an environment error, not with a traceback.
+    except Exception as error:  # noqa: BLE001
+        raise LangTreeError(_factory_failed(f"--model {spec!r}", error)) from None
+
+
+def _built(provider: LLMProvider, keys: list[str], spec: str | None) -> LLMProvider:
+    """``provider`` with the models the run uses built now, so that a factory that fails
+    stops the CLI before the run starts (``LLMProvider`` calls each factory once)."""
+    for key in keys:
+        if key in provider.list_models():
+            try:
+                provider.get(key)
+            except LangTreeError:
+                raise
+            # As in _called: what the factory raises becomes one message.
+            except Exception as error:  # noqa: BLE001
+                subject = (
+                    f"Model {key!r} of --model {spec!r}"
+                    if spec is not None
+                    else "The embedded local model"
+                )
+                raise LangTreeError(_factory_failed(subject, error)) from None
+    return provider
+
+
+def _factory_failed(subject: str, error: Exception) -> str:
+    described = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return (
+        f"{subject} could not be built: {described}\n"
+        "  hint: check what building the model needs (an API key in the environment, an "
+        "installed package, a reachable server)"
+    )
+
+
+def _same_model(
+    build: Callable[[], ChatRunnable], keys: list[str], method: MethodChoice | None
+) -> LLMProvider:
+    """One model (built on first use) under every key, asked by ``method``."""
+    model = ModelConfig(build, method=method or "auto")
+    return LLMProvider(dict.fromkeys(keys, model))

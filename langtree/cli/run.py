@@ -1,0 +1,147 @@
+"""``langtree run``: the tree on a provider's models, with progress and a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from langtree.api import RunStructure
+from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.models import model_keys, provider_for
+from langtree.cli.trees import valid_structure
+from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.methods import METHOD_CHOICES
+from langtree.runtime.progress import RunProgress
+from langtree.runtime.result import TraceRecord
+from langtree.runtime.settings import RunOptions
+from langtree.runtime.usage import UsageLimits
+from langtree.structure.tree import task_tag
+
+
+def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    summary = "run the tree and print the filled tasks as JSON"
+    command = commands.add_parser("run", help=summary, description=summary)
+    command.add_argument(
+        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to run"
+    )
+    command.add_argument(
+        "--input",
+        type=Path,
+        metavar="FILE.json",
+        help="input values as JSON: by task class name or tag, or (with :TaskName) the "
+        "task's own values",
+    )
+    command.add_argument(
+        "--model",
+        metavar="NAME",
+        help="'fake' (offline test model), or module:attribute naming an LLMProvider, a "
+        "chat model or a function returning one (default: the embedded local model)",
+    )
+    command.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an external prompt variable (repeatable)",
+    )
+    _add_run_settings(command)
+    command.set_defaults(handler=run_tree)
+
+
+def _add_run_settings(command: argparse.ArgumentParser) -> None:
+    settings = command.add_argument_group("run settings")
+    settings.add_argument(
+        "--method",
+        choices=METHOD_CHOICES,
+        help="how structured output is asked for (default: auto); for a chat model, not "
+        "for an LLMProvider, which sets it per model with ModelConfig",
+    )
+    for flag, kind, meaning in (
+        ("--max-concurrency", int, "the most model calls in flight (default 16)"),
+        ("--max-retries", int, "how many times invalid output is asked for again (default 2)"),
+        ("--call-timeout", float, "seconds one call may take before it is retried"),
+        ("--deadline", float, "seconds the whole run may take"),
+        ("--max-calls", int, "the most model calls the run may make, retries included"),
+        ("--max-tokens", int, "the most tokens (prompt and completion) the run may use"),
+    ):
+        metavar = "SECONDS" if kind is float else "N"
+        settings.add_argument(flag, type=kind, metavar=metavar, help=meaning)
+
+
+def _run_options(arguments: argparse.Namespace) -> RunOptions:
+    options: RunOptions = {}
+    for name in ("max_concurrency", "max_retries", "call_timeout", "deadline"):
+        value = getattr(arguments, name)
+        if value is not None:
+            options[name] = value
+    if arguments.max_calls is not None or arguments.max_tokens is not None:
+        options["usage_limits"] = UsageLimits(
+            calls=arguments.max_calls, total_tokens=arguments.max_tokens
+        )
+    return options
+
+
+def run_tree(arguments: argparse.Namespace) -> int:
+    target, _, task_name = arguments.target.partition(":")
+    checked = valid_structure([target])
+    if checked is None:
+        return 1
+    inputs = read_inputs(arguments.input, checked, task_name, unwrap=True)
+    variables = variables_from(arguments.var)
+    keys = model_keys(checked, inputs)
+    provider = provider_for(arguments.model, keys, arguments.method)
+    structure = RunStructure(checked.config, provider=provider)
+    for tag, cls in checked.tasks.items():
+        if not task_name or tag == task_tag(task_name):
+            structure.add(cls)
+    live = sys.stderr.isatty()
+    progress = RunProgress(
+        len(structure.prompts(inputs, variables)),
+        on_change=(lambda done, total, failed: _show(done, total, failed, end="\r"))
+        if live
+        else None,
+    )
+    started = time.perf_counter()
+    runnable = structure.build(variables, **_run_options(arguments))
+    try:
+        result = runnable.invoke(inputs, config={"callbacks": [progress]})
+    except (StepFailedError, RunLimitError, RunInterrupted) as error:
+        trace = error.result.trace if error.result is not None else ()
+        _finish(trace, progress.total, live)
+        print(f"langtree: error: {error}", file=sys.stderr)
+        print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
+        return 130 if isinstance(error, RunInterrupted) else 1
+    _finish(result.trace, progress.total, live)
+    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
+    output = tasks[next(iter(tasks))] if task_name else tasks
+    print(json.dumps(output, indent=2, ensure_ascii=False))
+    print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
+    return 0
+
+
+def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
+    """The final progress line, counted from the trace (clears a live line first)."""
+    if live:
+        print(" " * 60, end="\r", file=sys.stderr)
+    failed = sum(record.error is not None for record in trace)
+    _show(len(trace), max(total, len(trace)), failed)
+
+
+def _show(done: int, total: int, failed: int, end: str = "\n") -> None:
+    print(f"langtree: {done}/{total} calls done, {failed} failed", end=end, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:
+    """One line: calls, tokens (the provider's totals, else the prompts') and wall time."""
+    tokens = sum(_tokens(record) for record in trace)
+    return f"langtree: {len(trace)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
+
+
+def _tokens(record: TraceRecord) -> int:
+    total = record.usage.get("total_tokens") if record.usage else None
+    return total if isinstance(total, int) else record.token_count

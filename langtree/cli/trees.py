@@ -1,0 +1,61 @@
+"""Loading the user's tasks for the commands: their classes, checked together."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from langtree.api import RunStructure
+from langtree.errors import Diagnostic, StructureError
+from langtree.structure.discovery import load_modules, node_classes
+from langtree.structure.texts import class_parse_diagnostics
+from langtree.structure.tree import task_tag
+from langtree.structure.tree_node import TreeNode
+
+
+def classes_in(targets: Sequence[str]) -> tuple[list[type[TreeNode]], list[Diagnostic]]:
+    """The node classes of the targets, or (none and) every module that does not import.
+
+    Raises:
+        LangTreeError: A target does not exist (a usage error).
+    """
+    classes: list[type[TreeNode]] = []
+    problems: list[Diagnostic] = []
+    for target in targets:
+        try:
+            classes.extend(cls for module in load_modules(target) for cls in node_classes(module))
+        except StructureError as error:
+            problems.extend(error.diagnostics)
+    return ([] if problems else classes), problems
+
+
+def structure_of(classes: list[type[TreeNode]]) -> tuple[RunStructure, list[Diagnostic]]:
+    """The tasks among ``classes`` in one structure, or the syntax errors that prevent it."""
+    syntax = [diagnostic for cls in classes for diagnostic in class_parse_diagnostics(cls)]
+    structure = RunStructure()
+    if not syntax:
+        for cls in classes:
+            if task_tag(cls.__name__) is not None:
+                structure.add(cls)
+    return structure, syntax
+
+
+def diagnostics_of(structure: RunStructure) -> list[Diagnostic]:
+    try:
+        return list(structure.validate())
+    except StructureError as error:
+        return sorted(
+            [*error.diagnostics, *structure.warnings()], key=lambda diagnostic: diagnostic.sort_key
+        )
+
+
+def valid_structure(targets: Sequence[str]) -> RunStructure | None:
+    """The tasks found, validated; ``None`` after printing the errors to stderr."""
+    classes, diagnostics = classes_in(targets)
+    structure, syntax = structure_of(classes)
+    diagnostics = diagnostics or syntax
+    if not diagnostics:
+        diagnostics = [d for d in diagnostics_of(structure) if d.severity == "error"]
+    for diagnostic in diagnostics:
+        print(diagnostic.render_compiler(), file=sys.stderr)
+    return None if diagnostics else structure
