@@ -4,7 +4,13 @@ from importlib.metadata import PackageNotFoundError, version
 
 from langtree.api import RunStructure
 from langtree.dsl import parse_command
-from langtree.errors import CommandParseError, ExecutionError, LangTreeError, StructureError
+from langtree.errors import (
+    CommandParseError,
+    CommandTextTypeError,
+    ExecutionError,
+    LangTreeError,
+    StructureError,
+)
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.provider import LLMProvider, ModelConfig
 from langtree.runtime.result import RunResult
@@ -20,6 +26,7 @@ except PackageNotFoundError:  # imported from a source tree that is not installe
 
 __all__ = [
     "CommandParseError",
+    "CommandTextTypeError",
     "ExecutionError",
     "LLMProvider",
     "LangTreeError",

@@ -4,6 +4,7 @@ Every error LangTree raises on purpose is a :class:`LangTreeError`::
 
     LangTreeError
      ├── CommandParseError (also ValueError)   a DSL command that cannot be parsed
+     ├── CommandTextTypeError (also TypeError) DSL text that is not a ``str``
      ├── StructureError (also ValueError)      every problem found in a tree of classes
      ├── ConversionError (also ValueError)     a value that cannot become a field's type
      └── ExecutionError (also RuntimeError)    a run that failed
@@ -20,6 +21,7 @@ from typing import Literal
 
 __all__ = [
     "CommandParseError",
+    "CommandTextTypeError",
     "ConversionError",
     "Diagnostic",
     "ExecutionError",
@@ -114,6 +116,23 @@ def _rebuild_parse_error(message: str, state: dict[str, object]) -> CommandParse
     error.__dict__.update(state)
     Exception.__init__(error, message)
     return error
+
+
+class CommandTextTypeError(LangTreeError, TypeError):
+    """DSL text that is not a ``str``: ``parse_command(None)``, ``extract_commands(5)``.
+
+    Attributes:
+        message: Which function got what.
+        hint: How to fix it.
+    """
+
+    def __init__(self, message: str, hint: str) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message, hint)
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,10 +14,12 @@ from langtree.dsl.commands import (
     VariableReference,
 )
 from langtree.dsl.parser import parse_command
+from langtree.errors import CommandTextTypeError
 
 __all__ = [
     "AllCommand",
     "Command",
+    "CommandTextTypeError",
     "CommentCommand",
     "EachCommand",
     "ExecutionCommand",

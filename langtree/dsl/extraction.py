@@ -12,17 +12,36 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from langtree.dsl.builtins import BUILTIN_COMMANDS
 from langtree.dsl.commands import Command
-from langtree.dsl.parser import parse_command
+from langtree.dsl.parser import parse_command, require_text
 from langtree.dsl.tokenizer import split_lines
 
-__all__ = ["ExtractedCommand", "Extraction", "extract_commands"]
+__all__ = [
+    "ExtractedCommand",
+    "Extraction",
+    "StrayCommand",
+    "extract_commands",
+    "find_stray_commands",
+]
 
 _BRACKETS = re.compile(
-    r"""\{\{|\}\}|[\[\]()]|#[^\r\n]*|"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?"""
+    r"""\{\{|\}\}|[\[\]()]|#[^\r\n]*|"(?:[^"\\\r\n]|\\[^\r\n])*"?|'(?:[^'\\\r\n]|\\[^\r\n])*'?"""
 )
 _OPENERS = frozenset({"{{", "[", "("})
 _CLOSERS = frozenset({"}}", "]", ")"})
+_CALLS = "|".join(map(re.escape, sorted(BUILTIN_COMMANDS)))
+_STRAY_COMMAND = re.compile(
+    rf"""![ \t]*+(?:
+        @(?:each|all)(?:\[|->)        # @each[...]->..., @all->...
+        | @->                         # '@' short for '@all'
+        | @resampled\[                # @resampled[field]->mode
+        | (?:{_CALLS})\(              # llm(...), resample(...)
+        | [A-Za-z_][A-Za-z0-9_]*+=\S  # name=value
+        | (?:@sequential|@parallel|@together|together)[ \t]*+(?:\#|$)  # a modifier, alone
+    )""",
+    re.VERBOSE,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +79,21 @@ class Extraction:
     source_lines: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrayCommand:
+    """Prompt text that looks like a command but follows other text on its line.
+
+    Attributes:
+        line: 1-based line of the text.
+        column: 1-based column of the ``!`` in that line as written.
+        text: From the ``!`` to the end of the line, trailing blanks removed.
+    """
+
+    line: int
+    column: int
+    text: str
+
+
 def extract_commands(text: str | None) -> Extraction:
     """Split a docstring or field description into commands and prompt text.
 
@@ -72,6 +106,7 @@ def extract_commands(text: str | None) -> Extraction:
 
     Raises:
         CommandParseError: A command is invalid; its line counts from the text's start.
+        CommandTextTypeError: ``text`` is neither a ``str`` nor ``None`` (a ``TypeError``).
 
     >>> extraction = extract_commands('''Summarise the report.
     ...     ! @sequential
@@ -81,6 +116,13 @@ def extract_commands(text: str | None) -> Extraction:
     >>> extraction.commands[0].command
     NodeModifierCommand(modifier='sequential', comment=None)
     """
+    if text is not None:
+        require_text(
+            text,
+            function="extract_commands",
+            what="a docstring or description as a str (or None)",
+            example="extract_commands(cls.__doc__)",
+        )
     lines = split_lines(text) if text else []
     dedented = _dedent(lines)
     commands: list[ExtractedCommand] = []
@@ -102,6 +144,30 @@ def extract_commands(text: str | None) -> Extraction:
         line_map=tuple(number for number, _ in numbered),
         source_lines=tuple(lines),
     )
+
+
+def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
+    """The prompt lines where something that looks like a command follows other text.
+
+    Only a line whose first non-blank character is ``!`` is a command; a ``!`` later on a
+    line is prompt text. It looks like a command when, after optional blanks, a command's
+    start follows it: ``@each[`` or ``@each->``, ``@all[`` or ``@all->``, ``@->``,
+    ``@resampled[``, ``llm(`` or ``resample(``, ``name=`` and a value, or a node modifier
+    (``@sequential``, ``@parallel``, ``@together``, ``together``) that ends the line. Prose
+    with an exclamation mark does not: ``Great! Now summarise.``, ``Thanks! @all of you``.
+
+    >>> extraction = extract_commands('Summarise the text. ! @all->task.x@{{value.y=z}}')
+    >>> find_stray_commands(extraction)
+    (StrayCommand(line=1, column=21, text='! @all->task.x@{{value.y=z}}'),)
+    """
+    stray: list[StrayCommand] = []
+    for number in extraction.line_map:
+        line = extraction.source_lines[number - 1]
+        stray.extend(
+            StrayCommand(line=number, column=match.start() + 1, text=line[match.start() :].rstrip())
+            for match in _STRAY_COMMAND.finditer(line)
+        )
+    return tuple(stray)
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -151,8 +217,7 @@ def _join_kept(kept: list[tuple[int, str] | None]) -> list[tuple[int, str]]:
         elif removed_since_text and out and not out[-1][1].strip():
             continue
         out.append(entry)
-    while out and not out[0][1].strip():
-        out.pop(0)
-    while out and not out[-1][1].strip():
+    first = next((index for index, (_, line) in enumerate(out) if line.strip()), len(out))
+    while len(out) > first and not out[-1][1].strip():
         out.pop()
-    return out
+    return out[first:]

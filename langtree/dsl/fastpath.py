@@ -22,7 +22,7 @@ _COMMAND = re.compile(
     ->(?P<destination>{_PATH})
     @\{{\{{(?P<mappings>{_MAPPING}(?:,{_MAPPING})*),?\}}\}}
     (?P<star>\*)?
-    (?:[ \t]*\#(?P<comment>[^\r\n]*))?[ \t]*""",
+    [ \t]*+(?:\#(?P<comment>[^\r\n]*+))?""",
     re.VERBOSE,
 )
 _MAPPING_PART = re.compile(rf"(?P<target>{_PATH})(?:=(?P<source>{_PATH}|\*))?")

@@ -136,15 +136,15 @@ def _parse_mapping(tokens: Tokenizer, command: str) -> VariableMapping:
         return VariableMapping(
             target_path=target, source_path=None, span=tokens.span(start, start + len(target))
         )
-    tokens.consume("EQUALS")
+    equals = tokens.consume("EQUALS")
     tokens.skip_layout()
-    source = _parse_source(tokens, command)
+    source = _parse_source(tokens, command, equals)
     return VariableMapping(
         target_path=target, source_path=source, span=tokens.span(start, tokens.position)
     )
 
 
-def _parse_source(tokens: Tokenizer, command: str) -> str:
+def _parse_source(tokens: Tokenizer, command: str, equals: Token) -> str:
     """source ::= path | "*" """
     if tokens.check("STAR"):
         star = tokens.consume("STAR")
@@ -160,7 +160,7 @@ def _parse_source(tokens: Tokenizer, command: str) -> str:
         tokens.fail(
             "Empty source path in mapping",
             hint="write the source after '=', e.g. 'prompt.context=summary'",
-            start=tokens.position - 1,
+            start=equals.start,
         )
     return parse_path(tokens, what="source")[0]
 

@@ -27,8 +27,9 @@ from langtree.dsl.hints import suggest
 from langtree.dsl.mappings import parse_mapping_block, parse_path
 from langtree.dsl.tokenizer import Token, Tokenizer
 from langtree.dsl.values import parse_arguments, parse_value
+from langtree.errors import CommandTextTypeError
 
-__all__ = ["parse_command"]
+__all__ = ["parse_command", "require_text"]
 
 _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled")
 _WORD_COMMANDS = ("together",)
@@ -45,6 +46,26 @@ _SPACED_WORD_ERRORS = (
 _SPACE_AROUND_ARROW = "Space around '->' not allowed - use ']->' not '] ->' or '-> '"
 
 
+def require_text(text: object, *, function: str, what: str, example: str) -> None:
+    """Raise :class:`CommandTextTypeError` unless ``text`` is a ``str``.
+
+    Args:
+        text: What the caller passed.
+        function: The function's name, for the message.
+        what: What the function takes, e.g. ``"the command text as a str"``.
+        example: A call that works, for the hint.
+    """
+    if isinstance(text, str):
+        return
+    got = "None" if text is None else f"an object of type {type(text).__name__!r}"
+    hint = (
+        f"decode the bytes first, e.g. {function}(data.decode())"
+        if isinstance(text, bytes | bytearray)
+        else f"pass the text itself, e.g. {example}"
+    )
+    raise CommandTextTypeError(f"{function}() takes {what}, got {got}", hint)
+
+
 def parse_command(text: str, *, first_line: int = 1) -> Command:
     """Parse one command: a line starting with ``!``, possibly continued inside brackets.
 
@@ -59,10 +80,17 @@ def parse_command(text: str, *, first_line: int = 1) -> Command:
     Raises:
         CommandParseError: The text is not a valid command; the error carries the line,
             column and a hint.
+        CommandTextTypeError: ``text`` is not a ``str`` (a ``TypeError``).
 
     >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
     'items'
     """
+    require_text(
+        text,
+        function="parse_command",
+        what="the command text as a str",
+        example="parse_command('! @sequential')",
+    )
     return parse_fast(text, first_line) or _parse_command(Tokenizer(text, first_line=first_line))
 
 

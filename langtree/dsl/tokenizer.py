@@ -35,7 +35,7 @@ RULES: dict[str, re.Pattern[str]] = {
     "EQUALS": re.compile(r"="),
     "STAR": re.compile(r"\*"),
     "COMMENT": re.compile(r"#[^\r\n]*"),
-    "STRING": re.compile(r""""(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'"""),
+    "STRING": re.compile(r""""(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*'"""),
     "NUMBER": re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.])"),
     "IDENT": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
     "PATH": re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"),
@@ -63,6 +63,7 @@ _SPACE = RULES["SPACE"].match
 _BLANK = " \t"
 _CLOSERS = {"RBRACKET": ("[", "]"), "RBRACES": ("{{", "}}"), "RPAREN": ("(", ")")}
 _LEADING = re.compile(r"\s*")
+_REST_BLANK = re.compile(r"\s*+\Z")
 _LAYOUT = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*|->|\{\{|\}\}|\S")
 
@@ -126,8 +127,13 @@ class Tokenizer:
         return self.consume(name)
 
     def at_end(self) -> bool:
-        """Whether only whitespace is left."""
-        return not self.source[self.position :].strip()
+        """Whether only whitespace is left (looking no further than the next non-blank)."""
+        return _REST_BLANK.match(self.source, self.position) is not None
+
+    def line_end(self, offset: int) -> int:
+        """The offset where the line holding ``offset`` ends (before its line break)."""
+        match = LINE_BREAK.search(self.source, offset)
+        return len(self.source) if match is None else match.start()
 
     def at_space(self) -> bool:
         """Whether spaces or tabs come next."""

@@ -12,8 +12,9 @@ from langtree.dsl.tokenizer import Token, Tokenizer
 __all__ = ["Call", "parse_arguments", "parse_value"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_UNESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+_ESCAPE = re.compile(r"\\(.)")
+_ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+"""What each escape stands for; a backslash before any other character is kept."""
 _BOOLEANS = {"true": True, "false": False}
 
 
@@ -40,7 +41,7 @@ def parse_value(tokens: Tokenizer, *, allow_variable: bool) -> tuple[Value, Toke
     """value ::= string_literal | number_literal | boolean_literal | identifier"""
     if tokens.check("STRING"):
         token = tokens.consume("STRING")
-        return _decode_string(tokens, token), token
+        return _decode_string(token), token
     if tokens.check("NUMBER"):
         token = tokens.consume("NUMBER")
         return _decode_number(tokens, token), token
@@ -56,7 +57,7 @@ def parse_value(tokens: Tokenizer, *, allow_variable: bool) -> tuple[Value, Toke
             "Unterminated string literal",
             hint="close the string with the quote it starts with",
             start=tokens.position,
-            end=len(tokens.source.split("\n", 1)[0]),
+            end=tokens.line_end(tokens.position),
         )
     tokens.fail_here(
         "Expected a value",
@@ -83,18 +84,14 @@ def _shorten(text: str) -> str:
     return text if len(text) <= 20 else f"{text[:10]}...{text[-5:]}"
 
 
-def _decode_string(tokens: Tokenizer, token: Token) -> str:
+def _decode_string(token: Token) -> str:
+    """string_literal ::= '"' ([^"\\] | "\\" .)* '"' | "'" ([^'\\] | "\\" .)* "'"
+
+    ``\\"``, ``\\'``, ``\\\\``, ``\\n``, ``\\t`` and ``\\r`` are escapes; a backslash before
+    any other character is text (``"C:\\data"`` holds a backslash).
+    """
     body = token.text[1:-1]
-    for match in _ESCAPE.finditer(body):
-        if match.group(1) not in _UNESCAPES:
-            start = token.start + 1 + match.start()
-            tokens.fail(
-                f"Unknown escape sequence '{match.group()}' in string",
-                hint="escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
-                start=start,
-                end=start + 2,
-            )
-    return _ESCAPE.sub(lambda match: _UNESCAPES[match.group(1)], body)
+    return _ESCAPE.sub(lambda match: _ESCAPES.get(match[1], match[0]), body)
 
 
 def _fail_unquoted(tokens: Tokenizer, token: Token) -> None:

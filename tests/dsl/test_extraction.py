@@ -3,8 +3,8 @@
 import pytest
 
 from langtree import CommandParseError
-from langtree.dsl import EachCommand, NodeModifierCommand, VariableMapping
-from langtree.dsl.extraction import extract_commands
+from langtree.dsl import CommandTextTypeError, EachCommand, NodeModifierCommand, VariableMapping
+from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
 
 DOCSTRING = """
     You analyse a report.
@@ -106,3 +106,98 @@ def test_commands_keep_their_order() -> None:
         NodeModifierCommand(modifier="parallel"),
         NodeModifierCommand(modifier="sequential"),
     ]
+
+
+def test_blank_lines_around_the_text_are_dropped_with_their_line_numbers() -> None:
+    extraction = extract_commands("\n\n\nText.\n\n! @parallel\n\n")
+
+    assert (extraction.text, extraction.line_map) == ("Text.", (4,))
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        pytest.param(
+            5,
+            "extract_commands() takes a docstring or description as a str (or None), "
+            "got an object of type 'int'\n"
+            "  hint: pass the text itself, e.g. extract_commands(cls.__doc__)",
+            id="int",
+        ),
+        pytest.param(
+            b"Text.",
+            "extract_commands() takes a docstring or description as a str (or None), "
+            "got an object of type 'bytes'\n"
+            "  hint: decode the bytes first, e.g. extract_commands(data.decode())",
+            id="bytes",
+        ),
+    ],
+)
+def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
+    with pytest.raises(CommandTextTypeError) as caught:
+        extract_commands(text)  # type: ignore[arg-type]
+
+    assert str(caught.value) == rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "stray"),
+    [
+        pytest.param(
+            "Summarise the text. ! @all->task.x@{{value.y=z}}",
+            [(1, 21, "! @all->task.x@{{value.y=z}}")],
+            id="all-after-prose",
+        ),
+        pytest.param('Note: ! llm("fast")', [(1, 7, '! llm("fast")')], id="call-after-prose"),
+        pytest.param(
+            "Intro.\n    Then:! @each[items]->task.x@{{value.y=items}}*  ",
+            [(2, 10, "! @each[items]->task.x@{{value.y=items}}*")],
+            id="each-no-space-trailing-blanks",
+        ),
+        pytest.param(
+            "Go! @->task.x@{{prompt.y=*}}", [(1, 3, "! @->task.x@{{prompt.y=*}}")], id="at"
+        ),
+        pytest.param("Fields: ! @sequential", [(1, 9, "! @sequential")], id="modifier"),
+        pytest.param("Fields: !@parallel # note", [(1, 9, "!@parallel # note")], id="no-space"),
+        pytest.param("Fields: ! together", [(1, 9, "! together")], id="together-alone"),
+        pytest.param(
+            "Vote: ! @resampled[rating]->mode",
+            [(1, 7, "! @resampled[rating]->mode")],
+            id="resampled",
+        ),
+        pytest.param("Again! resample(3)", [(1, 6, "! resample(3)")], id="resample"),
+        pytest.param("Set: ! count=5", [(1, 6, "! count=5")], id="assignment"),
+        pytest.param(
+            "Set: ! a=1 and ! b=2",
+            [(1, 6, "! a=1 and ! b=2"), (1, 16, "! b=2")],
+            id="two-on-a-line",
+        ),
+    ],
+)
+def test_command_after_other_text_is_stray(text: str, stray: list[tuple[int, int, str]]) -> None:
+    extraction = extract_commands(text)
+
+    assert find_stray_commands(extraction) == tuple(
+        StrayCommand(line=line, column=column, text=command) for line, column, command in stray
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Great! Now summarise the text.", id="exclamation"),
+        pytest.param("Stop!!! Read this first.", id="exclamations"),
+        pytest.param("Check that a != b.", id="not-equal"),
+        pytest.param("Work together! together we stand.", id="together-in-prose"),
+        pytest.param("Mail us! @support or @eachother", id="at-words"),
+        pytest.param("Thanks! @all of you, and @each of them.", id="at-command-words"),
+        pytest.param("Done! @parallel work is fine.", id="modifier-word-in-prose"),
+        pytest.param("Run them side by side! parallel", id="bare-modifier-name"),
+        pytest.param("Hello! x = 5 is not spaced like a command.", id="spaced-equals"),
+        pytest.param("Try it! llm is not a call here.", id="bare-call-name"),
+        pytest.param("! @parallel\n! llm(\n    'fast'\n)", id="command-lines-only"),
+        pytest.param('! name="a ! @all->x@{{y}}"', id="inside-a-command-string"),
+    ],
+)
+def test_prose_and_command_lines_are_not_stray(text: str) -> None:
+    assert find_stray_commands(extract_commands(text)) == ()

@@ -1,10 +1,13 @@
 """Parser behaviour beyond the specification's own examples: values, calls, layout, errors."""
 
+import pickle
+
 import pytest
 
-from langtree import CommandParseError, parse_command
+from langtree import CommandParseError, LangTreeError, parse_command
 from langtree.dsl import (
     AllCommand,
+    CommandTextTypeError,
     CommentCommand,
     EachCommand,
     ExecutionCommand,
@@ -33,6 +36,10 @@ def mapping(target: str, source: str | None) -> VariableMapping:
         pytest.param(r'! s="a\\b"', "a\\b", id="escaped-backslash"),
         pytest.param(r"! s='it\'s'", "it's", id="escaped-single-quote"),
         pytest.param(r'! s="line\nnext\ttab"', "line\nnext\ttab", id="newline-tab-escapes"),
+        pytest.param(r'! s="a\qb"', "a\\qb", id="other-backslash-is-kept"),
+        pytest.param(r'! path="C:\data"', "C:\\data", id="windows-path"),
+        pytest.param(r"! s='\d+\.\ '", "\\d+\\.\\ ", id="regex-like-text"),
+        pytest.param('! s="\\é\\\t\\\\\\n"', "\\é\\\t\\\n", id="non-ascii-tab-then-escapes"),
         pytest.param('! s="# not a comment"', "# not a comment", id="hash-inside-quotes"),
         pytest.param("! s='say \"hi\"'", 'say "hi"', id="double-quotes-inside-single"),
         pytest.param("! flag=false", False, id="false"),
@@ -213,10 +220,10 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
             id="reserved-modifier-name",
         ),
         pytest.param(
-            r'! s="a\qb"',
-            r"Unknown escape sequence '\q' in string",
-            "escape a backslash as '\\\\'; known escapes are \\\" \\' \\\\ \\n \\t \\r",
-            id="unknown-escape",
+            '! s="a\\\rb"',
+            "Unterminated string literal",
+            "close the string with the quote it starts with",
+            id="escaped-line-break",
         ),
         pytest.param(
             "! n=5abc",
@@ -409,6 +416,25 @@ def test_structural_errors(text: str, message: str, line: int, column: int) -> N
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("! @all->task@{{prompt.x=\r\n", id="crlf"),
+        pytest.param("! @all->task@{{prompt.x=\n\n  # nothing here\n", id="blank-and-comment"),
+    ],
+)
+def test_empty_source_before_a_line_break_points_at_the_equals(text: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert (caught.value.message, caught.value.line, caught.value.column) == (
+        "Empty source path in mapping",
+        1,
+        24,
+    )
+    assert caught.value.source_line == "! @all->task@{{prompt.x="
+
+
 def test_error_renders_line_marker_location_and_hint() -> None:
     with pytest.raises(CommandParseError) as caught:
         parse_command("! @each[items]->task@{{value.item=items}} *")
@@ -419,6 +445,81 @@ def test_error_renders_line_marker_location_and_hint() -> None:
         "                                           ^~~~\n"
         "  at line 1, column 40\n"
         "  hint: write '}}*' with no space"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        pytest.param(
+            '! s="a\\\rb"',
+            "Unterminated string literal\n"
+            '    ! s="a\\\n'
+            "        ^~~\n"
+            "  at line 1, column 5\n"
+            "  hint: close the string with the quote it starts with",
+            id="backslash-before-a-line-break",
+        ),
+        pytest.param(
+            '! llm(\n    "fast\n)',
+            "Unterminated string literal\n"
+            '        "fast\n'
+            "        ^~~~~\n"
+            "  at line 2, column 5\n"
+            "  hint: close the string with the quote it starts with",
+            id="on-a-later-line",
+        ),
+    ],
+)
+def test_unterminated_string_marks_the_rest_of_its_line(text: str, rendered: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert str(caught.value) == rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        pytest.param(
+            None,
+            "parse_command() takes the command text as a str, got None\n"
+            "  hint: pass the text itself, e.g. parse_command('! @sequential')",
+            id="none",
+        ),
+        pytest.param(
+            b"! @parallel",
+            "parse_command() takes the command text as a str, got an object of type 'bytes'\n"
+            "  hint: decode the bytes first, e.g. parse_command(data.decode())",
+            id="bytes",
+        ),
+        pytest.param(
+            ["! @parallel"],
+            "parse_command() takes the command text as a str, got an object of type 'list'\n"
+            "  hint: pass the text itself, e.g. parse_command('! @sequential')",
+            id="list",
+        ),
+    ],
+)
+def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
+    with pytest.raises(CommandTextTypeError) as caught:
+        parse_command(text)  # type: ignore[arg-type]
+
+    assert str(caught.value) == rendered
+    assert isinstance(caught.value, TypeError)
+    assert isinstance(caught.value, LangTreeError)
+
+
+def test_type_error_survives_pickling() -> None:
+    with pytest.raises(CommandTextTypeError) as caught:
+        parse_command(None)  # type: ignore[arg-type]
+
+    copy = pickle.loads(pickle.dumps(caught.value))
+
+    assert (str(copy), copy.message, copy.hint) == (
+        str(caught.value),
+        caught.value.message,
+        caught.value.hint,
     )
 
 

@@ -4,7 +4,9 @@
    line of the input (never another exception).
 2. Every well-formed command object renders with ``to_text`` to text that parses back to an
    equal command, with values of the same types.
-3. The same command laid out over several lines (indentation, blank lines, ``#`` comments,
+3. A backslash may stand before any character but a line break: ``\\"``, ``\\'``, ``\\\\``,
+   ``\\n``, ``\\t`` and ``\\r`` are escapes, and any other backslash is kept as text.
+4. The same command laid out over several lines (indentation, blank lines, ``#`` comments,
    trailing commas inside the brackets) parses to the same command.
 """
 
@@ -471,6 +473,7 @@ def test_mutated_commands_parse_or_fail_cleanly(text: str) -> None:
         pytest.param("\x0b", id="vertical-tab-only"),
         pytest.param("! @sequential\x0cx", id="form-feed-inside-line"),
         pytest.param("! @each\u2028[a]->b@{{c}}*", id="line-separator-inside-line"),
+        pytest.param("! @all->task@{{prompt.x=\r\n", id="empty-source-before-crlf"),
     ],
 )
 def test_known_edge_cases_parse_or_fail_cleanly(text: str) -> None:
@@ -498,7 +501,42 @@ def test_assignment_values_round_trip(command: VariableAssignmentCommand) -> Non
 
 
 # ---------------------------------------------------------------------------------------
-# Property 3: multiline layout
+# Property 3: escapes
+# ---------------------------------------------------------------------------------------
+
+# The escapes and what they stand for; a backslash before any other character is text.
+ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}
+# A string stays on its line, so a backslash cannot stand before a line break.
+ESCAPABLE = st.characters(blacklist_characters="\r\n")
+# Text with backslashes that start no escape (``C:\\data``, ``\\d+``), and no quote.
+PLAIN_CHARACTER = st.characters(blacklist_characters='\\"\r\n')
+BACKSLASH_AS_TEXT = st.characters(blacklist_characters="\\\"'ntr\r\n").map(lambda c: "\\" + c)
+TEXT_WITH_BACKSLASHES = st.lists(st.one_of(PLAIN_CHARACTER, BACKSLASH_AS_TEXT)).map("".join)
+
+
+@given(st.text(ESCAPABLE), st.sampled_from(["'", '"']))
+def test_a_backslash_before_any_character_is_valid(characters: str, quote: str) -> None:
+    """Each escape stands for its character; any other backslash is kept with what follows."""
+    body = "".join("\\" + character for character in characters)
+
+    command = parse_command(f"! s={quote}{body}{quote}")
+
+    assert command == VariableAssignmentCommand(
+        variable_name="s",
+        value="".join(ESCAPES.get(character, "\\" + character) for character in characters),
+    )
+
+
+@given(TEXT_WITH_BACKSLASHES)
+def test_backslashes_that_start_no_escape_are_text(text: str) -> None:
+    """Text quoted as written keeps its backslashes: Windows paths, regular expressions."""
+    assert parse_command(f'! s="{text}"') == VariableAssignmentCommand(
+        variable_name="s", value=text
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Property 4: multiline layout
 # ---------------------------------------------------------------------------------------
 
 
