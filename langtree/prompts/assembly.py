@@ -9,13 +9,18 @@ lies below comes after the docstring, one level under the title. Headings inside
 are shifted to nest where they are inserted; values put in by ``{name}`` are left as they
 are. ``{COLLECTED_CONTEXT}`` is replaced by the known values (at the level nearest the
 node that places it), or a ``# Context`` section is appended.
+
+Where the parts go is decided on the texts of the classes alone: values are put in by the
+one pass that resolves the placeholders and are never read again, so a value that looks
+like a placeholder (or holds any other text) stays data. The levels are walked with an
+explicit stack, never by recursion, so classes may nest hundreds of levels deep.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from langtree.prompts.markdown import heading, heading_level_before, join_blocks, shift_headings
@@ -26,18 +31,20 @@ from langtree.structure.tree import Node, NodeField, title_from_name
 
 __all__ = ["ContextEntry", "StepDocument", "assemble"]
 
-_TOKEN = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_SUBTREE = "\x00PROMPT_SUBTREE\x00"
-_DROP = "\x00DROP\x00"
+_TOKEN = re.compile(
+    r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})(\n\n)?"
+)
+"""``{{name}}`` (group 1), or ``{name}`` (group 2) and the blank line after it (group 3),
+which goes with a placeholder that is removed."""
+_SUBTREE = "PROMPT_SUBTREE"
+_CONTEXT = "COLLECTED_CONTEXT"
 _UNKNOWN = object()
 
 
-_CONTEXT_MARK = re.compile("\x00COLLECTED_CONTEXT ([0-9]+) ([0-9]+)\x00")
-
-
-def _context_mark(depth: int, level: int) -> str:
-    """Where the context goes in level ``depth``'s docstring; its entries' heading level."""
-    return f"\x00COLLECTED_CONTEXT {depth} {level}\x00"
+@functools.lru_cache(maxsize=4096)
+def _names(text: str) -> frozenset[str]:
+    """The names of the ``{name}`` variables in ``text``."""
+    return frozenset(match.group(2) for match in _TOKEN.finditer(text) if match.group(2))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -89,8 +96,8 @@ _Chain = tuple[_Level, ...]
 class _Resolver:
     """Resolves ``{name}`` in a text (D9): prompt mapping, field of the node, ancestors.
 
-    ``{{name}}`` becomes the literal ``{name}``; template variables become marks that
-    assembly replaces; other braces stay as written. A value is never scanned again.
+    ``{{name}}`` becomes the literal ``{name}``; other braces stay as written. Template
+    variables are placed or removed in the same pass; a value is never scanned again.
     """
 
     def __init__(
@@ -105,20 +112,32 @@ class _Resolver:
         self.used: dict[str, object] = {}
         self.missing: set[str] = set()
 
-    def substitute(self, text: str, chain: _Chain, *, context: str = _DROP) -> str:
-        """``text`` of the node ``chain[-1]``; ``{COLLECTED_CONTEXT}`` becomes ``context``."""
+    def substitute(self, text: str, chain: _Chain, *, context: str = "") -> list[str]:
+        """``text`` of the node ``chain[-1]`` with its variables resolved: one part, or the
+        parts before and after its first ``{PROMPT_SUBTREE}``.
 
-        def replace(match: re.Match[str]) -> str:
-            if match.group(1) is not None:
-                return "{" + match.group(1) + "}"
-            name = match.group(2)
-            if name == "PROMPT_SUBTREE":
-                return _SUBTREE
-            if name == "COLLECTED_CONTEXT":
-                return context
-            return self._value_text(name, chain)
-
-        return _TOKEN.sub(replace, text)
+        The first ``{COLLECTED_CONTEXT}`` becomes ``context``. Other template variables,
+        and an empty context, are removed with the blank line after them.
+        """
+        parts: list[str] = []
+        pieces: list[str] = []
+        position = 0
+        for match in _TOKEN.finditer(text):
+            pieces.append(text[position : match.start()])
+            position = match.end()
+            escaped, name, gap = match.groups()
+            if escaped is not None:
+                pieces.append("{" + escaped + "}")
+            elif name == _SUBTREE and not parts:
+                parts.append("".join(pieces))
+                pieces = [gap or ""]
+            elif name == _CONTEXT and context:
+                pieces += [context, gap or ""]
+                context = ""
+            elif name not in (_SUBTREE, _CONTEXT):
+                pieces += [self._value_text(name, chain), gap or ""]
+        pieces.append(text[position:])
+        return [*parts, "".join(pieces)]
 
     def _value_text(self, name: str, chain: _Chain) -> str:
         key, value = self._lookup(name, chain)
@@ -185,16 +204,35 @@ def assemble(
         for node, level_address in _path(registry, state, address)
     )
     resolver = _Resolver(state, external, prompt_names or {})
-    renderer = _Renderer(registry, resolver, levels, fields, known or {})
-    body = renderer.render(0, 1, titled=True)
     context = _context(state, levels[-1], fields)
-    body = _place_context(body, context)
+    renderer = _Renderer(registry, resolver, levels, fields, known or {}, context)
+    body = join_blocks(*_blocks(renderer.level(0, 1, titled=True)))
+    if renderer.context_depth is None and context:
+        body = join_blocks(body, heading(1, "Context"), _context_text(context, 2))
     return StepDocument(
         text=_tidy(body),
         variables=resolver.used,
         missing=frozenset(resolver.missing),
         context=tuple(context),
     )
+
+
+_Part = str | Callable[[], "Sequence[_Part]"]
+"""A block of the document, or a part still to expand into blocks and parts."""
+
+
+def _blocks(parts: Sequence[_Part]) -> list[str]:
+    """The blocks of ``parts`` in order, each part expanded where it stands (with an
+    explicit stack: a level's parts hold the next level's)."""
+    blocks: list[str] = []
+    stack = list(reversed(parts))
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            blocks.append(part)
+        else:
+            stack.extend(reversed(part()))
+    return blocks
 
 
 def _path(registry: NodeRegistry, state: RunState, address: Address) -> list[tuple[Node, Address]]:
@@ -209,7 +247,11 @@ def _path(registry: NodeRegistry, state: RunState, address: Address) -> list[tup
 
 
 class _Renderer:
-    """Renders the levels from the root down, and the step's fields at the last one."""
+    """Renders the levels from the root down, and the step's fields at the last one.
+
+    Each method returns the blocks of its part of the document, with the parts below it
+    left to expand (see :func:`_blocks`); ``join_blocks`` of them all is the document.
+    """
 
     def __init__(
         self,
@@ -218,34 +260,45 @@ class _Renderer:
         levels: _Chain,
         fields: tuple[str, ...],
         known: Mapping[str, Collection[str]],
+        context: list[ContextEntry],
     ) -> None:
         self.registry = registry
         self.resolver = resolver
         self.levels = levels
         self.fields = fields
         self.known = known
+        self.context = context
+        self.context_depth = max(
+            (depth for depth, level in enumerate(levels) if _CONTEXT in _names(level.node.text)),
+            default=None,
+        )
+        """The level whose ``{COLLECTED_CONTEXT}`` gets the context: the one nearest the node."""
 
-    def render(self, depth: int, title_level: int, *, titled: bool) -> str:
+    def level(self, depth: int, title_level: int, *, titled: bool) -> list[_Part]:
         """A level's title and docstring, what lies below placed at its subtree."""
         chain = self.levels[: depth + 1]
         class_name = chain[-1].node.node_class.__name__
         title = heading(title_level, title_from_name(class_name)) if titled else ""
 
-        def below(inner: int) -> str:
+        def below(inner: int) -> list[_Part]:
             if depth == len(self.levels) - 1:
                 node = chain[-1].node
-                blocks = [
-                    self.field_block(chain, _field(node, name), inner) for name in self.fields
+                return [
+                    functools.partial(self.field_block, chain, _field(node, name), inner)
+                    for name in self.fields
                 ]
-                return join_blocks(*blocks)
-            return self.child_block(depth + 1, inner)
+            return [functools.partial(self.child_block, depth + 1, inner)]
 
-        text = self.docstring(chain, title_level, below, depth=depth)
-        return join_blocks(title, text)
+        return [title, *self.docstring(chain, title_level, below, depth=depth)]
 
     def docstring(
-        self, chain: _Chain, title_level: int, below: Callable[[int], str], *, depth: int | None
-    ) -> str:
+        self,
+        chain: _Chain,
+        title_level: int,
+        below: Callable[[int], list[_Part]],
+        *,
+        depth: int | None,
+    ) -> list[_Part]:
         """A node's docstring under a title at ``title_level``, ``below`` at its subtree.
 
         Heading levels come from the docstring itself, never from the values put in.
@@ -255,50 +308,53 @@ class _Renderer:
                 nested node, whose ``{COLLECTED_CONTEXT}`` is dropped.
         """
         shifted = shift_headings(chain[-1].node.text, title_level)
-        context = _DROP
-        if depth is not None:
-            context = _context_mark(depth, _level_at(shifted, "COLLECTED_CONTEXT", title_level) + 1)
-        inner = _level_at(shifted, "PROMPT_SUBTREE", title_level) + 1
-        text = self.resolver.substitute(shifted, chain, context=context)
-        if _SUBTREE not in text:
-            return join_blocks(text, below(title_level + 1))
-        before, after = text.split(_SUBTREE, 1)
-        return join_blocks(before, below(inner), _remove(after, _SUBTREE))
+        context = ""
+        if depth is not None and depth == self.context_depth:
+            level = _level_at(shifted, _CONTEXT, title_level) + 1
+            context = _context_text(self.context, level)
+        parts = self.resolver.substitute(shifted, chain, context=context)
+        if len(parts) == 1:
+            return [parts[0], *below(title_level + 1)]
+        before, after = parts
+        return [before, *below(_level_at(shifted, _SUBTREE, title_level) + 1), after]
 
-    def child_block(self, depth: int, level_number: int) -> str:
+    def child_block(self, depth: int, level_number: int) -> list[_Part]:
         """The field leading to level ``depth``, then that level (a list's under its
         class title, a single node's without one)."""
         parent_chain = self.levels[:depth]
         node_field = _field(parent_chain[-1].node, self.levels[depth].node.field_name or "")
         head = self.titled(parent_chain, node_field, level_number)
         if node_field.shape.list_depth:
-            return join_blocks(head, self.render(depth, level_number + 1, titled=True))
-        return join_blocks(head, self.render(depth, level_number, titled=False))
+            return [head, *self.level(depth, level_number + 1, titled=True)]
+        return [head, *self.level(depth, level_number, titled=False)]
 
-    def field_block(self, chain: _Chain, node_field: NodeField, level_number: int) -> str:
+    def field_block(self, chain: _Chain, node_field: NodeField, level_number: int) -> list[_Part]:
         """A field to generate: title, description, and a node field's nested node with
         the fields that are not known."""
         block = self.titled(chain, node_field, level_number)
         child = self.registry.child(chain[-1].node, node_field.name)
         if child is None:
-            return block
+            return [block]
         listed = bool(node_field.shape.list_depth)
         inner = level_number + 1 if listed else level_number
         title = heading(inner, title_from_name(child.node_class.__name__)) if listed else ""
         indices = chain[-1].address.indices + (None,) * child.list_depth
         nested = (*chain, _Level(node=child, address=Address(child.tag, indices), values={}))
 
-        def below(level: int) -> str:
+        def below(level: int) -> list[_Part]:
             known = self.known.get(child.tag, ())
-            fields = [f for f in child.fields if f.name not in known]
-            return join_blocks(*(self.field_block(nested, f, level) for f in fields))
+            return [
+                functools.partial(self.field_block, nested, f, level)
+                for f in child.fields
+                if f.name not in known
+            ]
 
-        return join_blocks(block, title, self.docstring(nested, inner, below, depth=None))
+        return [block, title, *self.docstring(nested, inner, below, depth=None)]
 
     def titled(self, chain: _Chain, node_field: NodeField, level_number: int) -> str:
         """A field's heading and its description (runtime variables resolved)."""
         description = shift_headings(node_field.description, level_number)
-        text = self.resolver.substitute(description, chain)
+        text = "".join(self.resolver.substitute(description, chain))
         return join_blocks(heading(level_number, title_from_name(node_field.name)), text)
 
 
@@ -326,25 +382,6 @@ def _context(state: RunState, level: _Level, fields: tuple[str, ...]) -> list[Co
     ordered += [name for name in known if name in generated and names.index(name) > first]
     entries += [ContextEntry(title=title_from_name(n), value=level.values[n]) for n in ordered]
     return entries
-
-
-def _place_context(body: str, context: list[ContextEntry]) -> str:
-    """Put the context at the ``{COLLECTED_CONTEXT}`` nearest the node, else append it."""
-    marks = sorted(_CONTEXT_MARK.finditer(body), key=lambda match: int(match.group(1)))
-    chosen = marks.pop() if marks else None
-    for mark in {match.group(0) for match in marks} | {_DROP}:
-        body = _remove(body, mark)
-    if chosen is not None:
-        text = _context_text(context, int(chosen.group(2)))
-        return body.replace(chosen.group(0), text, 1) if text else _remove(body, chosen.group(0))
-    if not context:
-        return body
-    return join_blocks(body, heading(1, "Context"), _context_text(context, 2))
-
-
-def _remove(text: str, mark: str) -> str:
-    """``text`` without ``mark`` and the blank line that follows it."""
-    return text.replace(mark + "\n\n", "").replace(mark, "")
 
 
 def _context_text(entries: list[ContextEntry], level_number: int) -> str:

@@ -14,10 +14,9 @@ will receive.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Iterator
 
-from langtree.prompts.state import Address, Output, RunState
+from langtree.prompts.state import Address, Output, RunState, copied
 from langtree.prompts.values import Pending
 from langtree.prompts.writing import is_absolute, write_values
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
@@ -166,10 +165,10 @@ def _send(
 
 def _sent_value(flow: Flow, sent: _Sent) -> object:
     if not flow.is_each:
-        return copy.deepcopy(sent[0][1])
+        return copied(sent[0][1])
     if len(sent) == 1 and None in sent[0][0]:
         return sent[0][1]
-    return copy.deepcopy([value for _, value in sent])
+    return copied([value for _, value in sent])
 
 
 def _leaf_destination(flow: Flow) -> str | None:

@@ -20,7 +20,7 @@ from langtree.prompts.schedule import FlowSchedule
 from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import count_tokens
-from langtree.prompts.values import Pending
+from langtree.prompts.values import Pending, check_unicode
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
@@ -91,7 +91,8 @@ def preview_prompts(
         model_names: For each model key, the model's name for token counting.
 
     Raises:
-        ExecutionError: External variables are missing, or a command's data does not fit.
+        ExecutionError: External variables are missing, a command's data does not fit,
+            or an input or variable holds a lone surrogate (text no prompt can carry).
         StructureError: The template fails to render.
     """
     state = RunState.start(registry, inputs)
@@ -126,7 +127,12 @@ def _known(values: Mapping[str, object], name: str) -> bool:
 
 
 class PromptBuilder:
-    """Assembles and renders the prompt of one step instance."""
+    """Assembles and renders the prompt of one step instance.
+
+    Raises:
+        ExecutionError: An external variable holds a lone surrogate, which no prompt
+            can carry (see :func:`~langtree.prompts.values.check_unicode`).
+    """
 
     def __init__(
         self,
@@ -138,6 +144,8 @@ class PromptBuilder:
         prompt_names: Mapping[str, set[str]],
         known: Mapping[str, set[str]],
     ) -> None:
+        for name, value in variables.items():
+            check_unicode(value, name, subject="The external variable")
         self.state = state
         self.variables = variables
         self.template = template

@@ -182,9 +182,13 @@ def _path_keys(
 
 
 def _subtree_keys(registry: NodeRegistry, node: Node) -> set[FieldKey]:
-    keys = {(node.tag, node_field.name) for node_field in node.fields}
-    for child in registry.children(node.tag):
-        keys |= _subtree_keys(registry, child)
+    """The fields of ``node`` and of every node below it (walked without recursion)."""
+    keys: set[FieldKey] = set()
+    nodes = [node]
+    while nodes:
+        current = nodes.pop()
+        keys.update((current.tag, node_field.name) for node_field in current.fields)
+        nodes.extend(registry.children(current.tag))
     return keys
 
 

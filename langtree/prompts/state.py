@@ -5,6 +5,11 @@ an index of ``None`` stands for elements not known yet (shown as ``[*]``): what 
 of them lives in the :class:`~langtree.prompts.values.PendingList` that stands for their
 list. Prompt variables and ``outputs`` context entries that commands send to an instance
 are kept beside the values. Everything here is plain data that could be serialised.
+
+Values enter the state as they are, never altered: the caller's inputs (and the
+defaults) when the run starts, a model's output when its step ends. Text that no prompt
+could carry (a lone surrogate) is refused right there, naming where it stands. Nodes
+and values are walked with explicit stacks, so depth is never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from langtree.prompts.values import Pending, PendingList
+from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node
 from langtree.structure.tree_node import TreeNode
 
-__all__ = ["Address", "Output", "RunState", "elements", "instance_text", "to_plain"]
+__all__ = ["Address", "Output", "RunState", "copied", "elements", "instance_text", "to_plain"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -66,12 +71,18 @@ class RunState:
 
     @classmethod
     def start(cls, registry: NodeRegistry, inputs: Mapping[str, object]) -> RunState:
-        """The state before any step: the caller's inputs, with defaults filled in."""
+        """The state before any step: the caller's inputs, with defaults filled in.
+
+        Raises:
+            ExecutionError: A value holds a lone surrogate, which no prompt can carry
+                (see :func:`~langtree.prompts.values.check_unicode`).
+        """
         roots = {}
         for root in registry.roots():
             values = to_plain(inputs.get(root.tag, {}))
             roots[root.tag] = values if isinstance(values, dict) else {}
             _fill_defaults(registry, root, roots[root.tag])
+            check_unicode(roots[root.tag], root.tag)
         return cls(registry=registry, roots=roots)
 
     def instance(self, address: Address) -> dict[str, object] | None:
@@ -133,10 +144,17 @@ class RunState:
         return Address(node.parent, address.indices[: len(address.indices) - node.list_depth])
 
     def write_generated(self, address: Address, values: Mapping[str, object]) -> None:
-        """Store what a step produced for an instance; its fields count as generated."""
+        """Store what a step produced for an instance; its fields count as generated.
+
+        Raises:
+            ExecutionError: A value holds a lone surrogate, which no later prompt could
+                carry; nothing is stored.
+        """
         target = self.instance(address)
         if target is None:
             return
+        path = instance_text(self.registry, address)
+        check_unicode(dict(values), path, subject="The value generated for", generated=True)
         target.update(values)
         self.generated.setdefault(address, set()).update(values)
 
@@ -164,16 +182,19 @@ def _element(value: object, index: int | None) -> object:
 
 
 def _expand(value: object, path: list[Node]) -> Iterator[tuple[int | None, ...]]:
-    if not path:
-        yield ()
-        return
-    node, rest = path[0], path[1:]
-    if isinstance(value, dict) and node.field_name in value and value[node.field_name] is None:
-        return
-    child = value.get(node.field_name or "") if isinstance(value, dict) else value
-    for indices, element in elements(child, node.list_depth):
-        for tail in _expand(element, rest):
-            yield indices + tail
+    """The indices of every instance at the end of ``path``, one level at a time."""
+    found: list[tuple[tuple[int | None, ...], object]] = [((), value)]
+    for node in path:
+        name = node.field_name or ""
+        found = [
+            (indices + inner, element)
+            for indices, current in found
+            if not (isinstance(current, dict) and name in current and current[name] is None)
+            for inner, element in elements(
+                current.get(name) if isinstance(current, dict) else current, node.list_depth
+            )
+        ]
+    return (indices for indices, _ in found)
 
 
 def elements(value: object, depth: int) -> Iterator[tuple[tuple[int | None, ...], object]]:
@@ -209,26 +230,52 @@ def to_plain(value: object) -> object:
     ...     mood: str = "calm"
     >>> to_plain([Note(text="hi")])
     [{'text': 'hi'}]
+
+    Raises:
+        ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
     """
+    return rebuild(value, _plain_level)
+
+
+def copied(value: object) -> object:
+    """``value`` as plain data (see :func:`to_plain`) that shares nothing with it: what
+    is not a container is deep-copied too.
+
+    Raises:
+        ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
+    """
+    return rebuild(value, _copied_level)
+
+
+def _copied_level(value: object) -> object:
+    shape = _plain_level(value)
+    return copy.deepcopy(shape) if shape is value else shape
+
+
+def _plain_level(value: object) -> object:
+    """One level of ``value`` as plain data (see :func:`~langtree.prompts.values.rebuild`)."""
     if isinstance(value, BaseModel):
         names = value.model_fields_set if isinstance(value, TreeNode) else type(value).model_fields
-        return {name: to_plain(getattr(value, name)) for name in names}
+        return {name: getattr(value, name) for name in names}
     if isinstance(value, Mapping):
-        return {str(key): to_plain(item) for key, item in value.items()}
+        return {str(key): item for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [to_plain(item) for item in value]
+        return list(value)
     return value
 
 
-def _fill_defaults(registry: NodeRegistry, node: Node, values: dict[str, object]) -> None:
+def _fill_defaults(registry: NodeRegistry, root: Node, values: dict[str, object]) -> None:
     """Set each known default that the values lack, in this node and the nodes below."""
-    for node_field in node.fields:
-        info = node.node_class.model_fields[node_field.name]
-        if node_field.name not in values and node_field.has_known_default:
-            default = info.get_default(call_default_factory=True)
-            values[node_field.name] = to_plain(copy.deepcopy(default))
-        child = registry.child(node, node_field.name)
-        if child is not None:
-            for _, element in elements(values.get(node_field.name), node_field.shape.list_depth):
-                if isinstance(element, dict):
-                    _fill_defaults(registry, child, element)
+    pending = [(root, values)]
+    while pending:
+        node, node_values = pending.pop()
+        for node_field in node.fields:
+            info = node.node_class.model_fields[node_field.name]
+            if node_field.name not in node_values and node_field.has_known_default:
+                default = info.get_default(call_default_factory=True)
+                node_values[node_field.name] = copied(default)
+            child = registry.child(node, node_field.name)
+            if child is None:
+                continue
+            found = elements(node_values.get(node_field.name), node_field.shape.list_depth)
+            pending.extend((child, element) for _, element in found if isinstance(element, dict))

@@ -7,18 +7,52 @@ always give the same text). A value that an earlier step will produce is a
 :class:`Pending` marker, so a whole run can be previewed without a model; a list of nodes
 whose elements a step will produce is a :class:`PendingList`, which holds what is already
 known of every one of its elements.
+
+Values nest as deep as the classes that hold them, hundreds of levels perhaps, so they
+are walked with an explicit stack, never by recursion. Their text is never altered: a
+string holding a lone surrogate (not Unicode, so no prompt can be encoded with it) is
+refused with an error that names where it stands.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-__all__ = ["Pending", "PendingList", "contains_pending", "pending_list", "render_value"]
+from langtree.errors import ExecutionError
+
+__all__ = [
+    "Pending",
+    "PendingList",
+    "check_unicode",
+    "contains_pending",
+    "pending_list",
+    "rebuild",
+    "render_value",
+]
+
+_MAX_DEPTH = 10_000
+"""The deepest a value may nest: deeper, it is taken to contain itself."""
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_JSON_SCALARS = frozenset({str, int, float, bool})
+_END = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INPUT_HINT = (
+    "decode the text strictly where it is read (a lone surrogate comes from "
+    "errors='surrogateescape' or a broken '\\ud800' escape); LangTree never alters the "
+    "values it is given"
+)
+_MODEL_HINT = (
+    "the model escaped a lone surrogate in its JSON ('\\ud800'); LangTree never alters "
+    "the values it is given: run again, or use another model"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,40 +101,187 @@ def render_value(value: object) -> str:
         2
       ]
     }
+
+    Raises:
+        ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
     """
     if isinstance(value, str | Pending):
         return str(value)
     if isinstance(value, Enum):
         return render_value(value.value)
-    jsonable = _jsonable(value)
-    if isinstance(jsonable, str):
-        return jsonable
-    return json.dumps(jsonable, indent=2, ensure_ascii=False)
+    data = rebuild(value, _json_level)
+    if isinstance(data, str):
+        return data
+    return _json_text(data)
 
 
-def _jsonable(value: object) -> object:
+def rebuild(value: object, unfold: Callable[[object], object]) -> object:
+    """``value`` rebuilt level by level with an explicit stack.
+
+    Args:
+        value: What to rebuild.
+        unfold: Turns one value into a new dict or list whose items are still to be
+            rebuilt (they are replaced in place), or into a value taken as it is.
+
+    Raises:
+        ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
+    """
+    top = unfold(value)
+    stack: list[tuple[dict[object, object] | list[object], int]] = []
+    if isinstance(top, dict | list):
+        stack.append((top, 1))
+    while stack:
+        container, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise _too_deep()
+        if isinstance(container, dict):
+            for key, item in container.items():
+                shape = container[key] = unfold(item)
+                if isinstance(shape, dict | list):
+                    stack.append((shape, depth + 1))
+        else:
+            for index, item in enumerate(container):
+                shape = container[index] = unfold(item)
+                if isinstance(shape, dict | list):
+                    stack.append((shape, depth + 1))
+    return top
+
+
+def _json_level(value: object) -> object:
+    """One level of ``value`` as JSON data (see :func:`rebuild`)."""
+    if value is None or type(value) in _JSON_SCALARS:
+        return value
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, Pending):
         return str(value)
-    if isinstance(value, Enum):
-        return _jsonable(value.value)
+    while isinstance(value, Enum):
+        value = value.value
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {str(key): item for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
+        return list(value)
     if isinstance(value, set | frozenset):
-        items = [_jsonable(item) for item in value]
-        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+        return sorted(value, key=_sort_key)
     return to_jsonable_python(value, fallback=str)
+
+
+def _sort_key(item: object) -> str:
+    return json.dumps(rebuild(item, _json_level), sort_keys=True)
+
+
+def _json_text(data: object) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` for JSON data, with an explicit
+    stack of the containers being written: their entries still to come, the indent of
+    those entries, the closing line, and whether they are keyed (a dict)."""
+    parts: list[str] = []
+    stack: list[tuple[Iterator[object], str, str, bool]] = []
+    value = data
+    while True:
+        if isinstance(value, dict | list) and value:
+            keyed = isinstance(value, dict)
+            indent = "\n" + "  " * len(stack)
+            parts.append("{" if keyed else "[")
+            entries = iter(value.items() if isinstance(value, dict) else value)
+            stack.append((entries, indent + "  ", indent + ("}" if keyed else "]"), keyed))
+            separator = ""
+        else:
+            parts.append(_ENCODER.encode(value))
+            separator = ","
+        while stack:
+            entries, inner, closing, keyed = stack[-1]
+            entry = next(entries, _END)
+            if entry is _END:
+                parts.append(closing)
+                stack.pop()
+                separator = ","
+            elif keyed:
+                assert isinstance(entry, tuple)
+                key, value = entry
+                parts.append(separator + inner + _ENCODER.encode(key) + ": ")
+                break
+            else:
+                value = entry
+                parts.append(separator + inner)
+                break
+        else:
+            return "".join(parts)
 
 
 def contains_pending(value: object) -> bool:
     """Whether a value is, or holds, a :class:`Pending` marker."""
-    if isinstance(value, Pending):
-        return True
-    if isinstance(value, dict):
-        return any(contains_pending(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(contains_pending(item) for item in value)
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Pending):
+            return True
+        if isinstance(item, dict | list | tuple) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
     return False
+
+
+def check_unicode(
+    value: object, path: str, *, subject: str = "The value of", generated: bool = False
+) -> None:
+    """Refuse a value whose text holds a lone surrogate, before any prompt carries it.
+
+    Args:
+        value: The value; its strings, dict keys and other scalars' text are checked.
+        path: Where the value stands (``task.report.topic``); the message extends it to
+            the string at fault (``.title``, ``[2]``).
+        subject: How the message begins, before the path.
+        generated: A model produced the value (the hint says so).
+
+    Raises:
+        ExecutionError: Naming the string, the surrogate and its index.
+    """
+    found = _lone_surrogate(value, path)
+    if found is None:
+        return
+    where, key, match = found
+    place = f"{subject} {where!r} has a key that" if key else f"{subject} {where!r}"
+    raise ExecutionError(
+        f"{place} holds the lone surrogate {match.group()!r} at index {match.start()}: it is "
+        f"not Unicode text, and no prompt can carry it\n"
+        f"  hint: {_MODEL_HINT if generated else _INPUT_HINT}"
+    )
+
+
+def _lone_surrogate(value: object, path: str) -> tuple[str, bool, re.Match[str]] | None:
+    """The first string in ``value`` that holds a lone surrogate: its path, whether it is
+    a dict key, and the surrogate's match."""
+    stack: list[tuple[object, str]] = [(value, path)]
+    seen: set[int] = set()
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, dict):
+            for key in item:
+                match = _SURROGATE.search(key) if isinstance(key, str) else None
+                if match is not None:
+                    return where, True, match
+            children = [(child, _child_path(where, key)) for key, child in item.items()]
+            stack.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed([(child, f"{where}[{i}]") for i, child in enumerate(item)]))
+        elif item is not None and not isinstance(item, bool | int | float | Pending):
+            match = _SURROGATE.search(item if isinstance(item, str) else render_value(item))
+            if match is not None:
+                return where, False, match
+    return None
+
+
+def _child_path(path: str, key: object) -> str:
+    return f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]"
+
+
+def _too_deep() -> ExecutionError:
+    return ExecutionError(
+        f"A value nests deeper than {_MAX_DEPTH:,} levels: LangTree takes it to contain itself\n"
+        "  hint: pass values without cycles (a list that holds itself, say)"
+    )

@@ -7,10 +7,8 @@ already holds a different number of elements is an error, never a silent truncat
 
 from __future__ import annotations
 
-import copy
-
 from langtree.errors import ConversionError, ExecutionError
-from langtree.prompts.state import RunState, elements, to_plain
+from langtree.prompts.state import RunState, copied, elements
 from langtree.prompts.values import Pending, PendingList, contains_pending, pending_list
 from langtree.structure.annotations import item_type, strip_optional
 from langtree.structure.conversion import convert_value
@@ -243,9 +241,9 @@ class _Writer:
         if isinstance(value, Pending):
             return _marker(value, node_field, depth)
         if value is None or contains_pending(value):
-            return copy.deepcopy(value)
+            return copied(value)
         try:
-            return to_plain(copy.deepcopy(convert_value(value, annotation, self.config)))
+            return copied(convert_value(value, annotation, self.config))
         except ConversionError as error:
             raise self._error(
                 f"{self.mapping_flow.mapping.target_path!r} cannot take the value sent: {error}",

@@ -130,7 +130,9 @@ def test_a_template_that_fails_to_render_is_an_error() -> None:
 
     assert str(raised.value) == (
         "LangTree found 1 problem:\n\n"
-        "error: The prompt template fails to render: 'nope' is undefined\n"
+        "error: The prompt template fails to render at line 1: 'nope' is undefined\n"
+        f"    {template}\n"
+        f"    ^{'~' * (len(template) - 1)}\n"
         "  hint: the template receives document, field_names, fields, node_path, step_id"
     )
 

@@ -3,7 +3,7 @@
 from pydantic import BaseModel, Field
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.state import Address, RunState, instance_text, to_plain
+from langtree.prompts.state import Address, RunState, copied, instance_text, to_plain
 from langtree.prompts.values import Pending, pending_list
 from langtree.structure.registry import NodeRegistry
 
@@ -209,3 +209,30 @@ def test_instance_text_shows_indices_and_stars() -> None:
     )
     assert instance_text(nodes, Address("task.report.grid", (2, 1))) == "task.report.grid[2][1]"
     assert instance_text(nodes, Address("task.report.owner")) == "task.report.owner"
+
+
+def test_to_plain_and_copied_take_values_nested_thousands_of_levels_deep() -> None:
+    value: object = [Owner(name="deep")]
+    for _ in range(3000):
+        value = {"inner": (value,)}
+
+    plain = to_plain(value)
+    copy = copied(value)
+
+    for found in (plain, copy):
+        for _ in range(3000):
+            assert isinstance(found, dict)
+            (found,) = found["inner"]
+        assert found == [{"name": "deep"}]
+
+
+def test_copied_shares_nothing_with_the_value() -> None:
+    tags = {"a"}
+    value = {"tags": tags, "items": [{"n": 1}]}
+
+    copy = copied(value)
+
+    assert copy == value
+    assert isinstance(copy, dict)
+    assert copy["tags"] is not tags
+    assert copy["items"] is not value["items"]

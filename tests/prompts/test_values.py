@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 import pytest
 from pydantic import BaseModel, Field
 
-from langtree import TreeNode
+from langtree import ExecutionError, TreeNode
 from langtree.prompts.values import (
     Pending,
     PendingList,
@@ -163,3 +163,42 @@ def test_pending_list_holds_one_element_per_level() -> None:
 )
 def test_contains_pending(value: object, expected: bool) -> None:
     assert contains_pending(value) is expected
+
+
+def nested(depth: int, leaf: object) -> object:
+    """``{"a": [{"a": [... leaf ...]}]}``: ``depth`` levels of dicts and lists."""
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"a": value}
+    return value
+
+
+def test_values_nested_thousands_of_levels_deep_render_as_json() -> None:
+    depth = 3000
+    value: object = "end"
+    for _ in range(depth):
+        value = {"a": value}
+    opening = ["{"] + ["  " * level + '"a": {' for level in range(1, depth)]
+    closing = ["  " * level + "}" for level in reversed(range(depth))]
+
+    text = render_value(value)
+
+    assert text == "\n".join([*opening, "  " * depth + '"a": "end"', *closing])
+
+
+def test_contains_pending_deep_inside_a_value() -> None:
+    assert contains_pending(nested(5000, Pending("s"))) is True
+    assert contains_pending(nested(5000, "plain")) is False
+
+
+def test_a_value_that_contains_itself_is_an_error() -> None:
+    looped: dict[str, object] = {}
+    looped["self"] = [looped]
+
+    with pytest.raises(ExecutionError) as raised:
+        render_value(looped)
+
+    assert str(raised.value) == (
+        "A value nests deeper than 10,000 levels: LangTree takes it to contain itself\n"
+        "  hint: pass values without cycles (a list that holds itself, say)"
+    )
