@@ -7,7 +7,9 @@ only :func:`strip_annotated` and :func:`strip_optional` see through ``Annotated`
 
 Two views of collections serve two stages: :func:`sequence_kind`, :func:`item_type` and
 :func:`fixed_tuple_types` name the containers that values convert between, while
-:func:`uniform_item_type` is what iterating a field yields, for the tree's ``@each``.
+:func:`uniform_item_type` is what iterating a field yields, for the tree's ``@each``: the
+specification's iterables are sequences (``list``, ``tuple`` and other sequence types, bare
+ones included), never sets or mappings.
 
 >>> strip_optional(Annotated[list[int] | None, "meta"])
 (list[int], True)
@@ -54,7 +56,7 @@ _SEQUENCE_KINDS: dict[type, SequenceKind] = {
     frozenset: "frozenset",
 }
 _MAPPINGS: tuple[type, ...] = (dict, abc.Mapping, abc.MutableMapping)
-_ITERABLES: tuple[type, ...] = (list, tuple, set, frozenset, abc.Sequence, abc.Set)
+_ITERABLES: frozenset[type] = frozenset({list, tuple, abc.Sequence, abc.MutableSequence})
 
 
 def strip_annotated(annotation: object) -> object:
@@ -137,24 +139,27 @@ def item_type(annotation: object) -> object:
 
 
 def uniform_item_type(annotation: object) -> object | None:
-    """The one type that iterating a parametrised collection yields.
+    """The one type that iterating a sequence yields (``Any`` for a bare one).
 
-    A parametrised subclass of ``list``, ``tuple``, ``set``, ``frozenset``, ``Sequence`` or
-    ``Set`` counts (``deque[X]`` too), ``str`` and ``bytes`` never; a ``tuple`` only when
-    its items share one type (``tuple[X, ...]``, ``tuple[X, X]``).
+    ``list``, ``tuple``, ``Sequence`` and ``MutableSequence`` count, bare or parametrised
+    (``typing.List`` too); a ``tuple`` only when its items share one type (``tuple[X,
+    ...]``, ``tuple[X, X]``). Sets have no order and mappings are not iterated; nor are
+    other sequence classes such as ``deque``, whose values a run does not iterate.
 
     Returns:
-        The item type, or ``None`` for a bare class, a mapping, a ``tuple[X, Y]`` and
-        anything else that is not such a collection.
+        The item type, or ``None`` for a set, a mapping, a ``tuple[X, Y]``, ``tuple[()]``
+        and anything else that is not such a sequence.
 
     >>> uniform_item_type(tuple[int, int]), uniform_item_type(tuple[int, str])
     (<class 'int'>, None)
+    >>> uniform_item_type(list), uniform_item_type(set[int])
+    (typing.Any, None)
     """
-    origin = get_origin(annotation)
-    if not (isinstance(origin, type) and issubclass(origin, _ITERABLES)):
+    origin = get_origin(annotation) or annotation
+    if not (isinstance(origin, type) and origin in _ITERABLES):
         return None
-    if issubclass(origin, str | bytes):
-        return None
+    if not hasattr(annotation, "__args__"):
+        return Any
     items = _items(annotation)
     if origin is tuple and len(set(map(repr, items))) > 1:
         return None

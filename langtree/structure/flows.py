@@ -17,6 +17,7 @@ from typing import Literal, TypeAlias
 from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
 from langtree.dsl.paths import SCOPES, split_scope
 from langtree.errors import Diagnostic
+from langtree.structure.annotations import sequence_kind, strip_optional
 from langtree.structure.registry import NodeRegistry, PathProblem, ResolvedPath
 from langtree.structure.tree import Node, NodeCommand, NodeField
 from langtree.structure.tree_node import display_name
@@ -160,11 +161,7 @@ class _Resolver:
             return None
         resolved = self._resolve(path, self.node, part="inclusion", relative=True)
         if resolved is not None and resolved.list_levels == 0:
-            self.error(
-                f"Inclusion path {path!r} has nothing to iterate: no field on it is a list",
-                "@each iterates over list fields; use '@all' to send a single value",
-                part="inclusion",
-            )
+            self.error(*_nothing_to_iterate(path, resolved), part="inclusion")
             return None
         return resolved
 
@@ -182,6 +179,8 @@ class _Resolver:
         """Resolve ``path``; only a destination (``relative=False``) may be ``task.<name>``."""
         resolve = self.registry.resolve_relative if relative else self.registry.resolve
         result = resolve(path, start)
+        if isinstance(result, PathProblem) and result.reported:
+            return None
         if isinstance(result, PathProblem):
             self.error(
                 f"Path {path!r} does not resolve: {result.message}", result.hint, mapping, part=part
@@ -370,6 +369,25 @@ def _crossed_levels(mapping_flow: MappingFlow) -> int:
     target = mapping_flow.target
     own = target.field.shape.list_depth if target and target.field else 0
     return mapping_flow.target_levels - own
+
+
+def _nothing_to_iterate(path: str, resolved: ResolvedPath) -> tuple[str, str]:
+    """The message and hint for an inclusion path that crosses no sequence."""
+    sets = [f.name for f in resolved.fields if _is_set(f.annotation)]
+    if sets:
+        return (
+            f"Inclusion path {path!r} has nothing to iterate: {sets[0]!r} is a set, which has "
+            "no order",
+            f"declare {sets[0]!r} as a list (or a tuple) to iterate it with @each",
+        )
+    return (
+        f"Inclusion path {path!r} has nothing to iterate: no field on it is a list",
+        "@each iterates over list fields; use '@all' to send a single value",
+    )
+
+
+def _is_set(annotation: object) -> bool:
+    return sequence_kind(strip_optional(annotation)[0]) in ("set", "frozenset")
 
 
 def _inclusion_hint(path: str, holder: NodeField | None) -> str:

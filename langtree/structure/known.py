@@ -14,13 +14,14 @@ only fills in elements that exist or that a model generates later.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeAlias, cast
+from typing import TypeAlias
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from langtree.dsl.commands import AllCommand
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.annotations import render_type
+from langtree.structure.defaults import type_adapter
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import NodeRegistry, ResolvedPath
 from langtree.structure.tree import Node, node_diagnostic
@@ -162,6 +163,8 @@ class _SuppliedCollector:
                 "its fields are " + ", ".join(repr(f.name) for f in node.fields),
             )
         for node_field in node.fields:
+            if node_field.unresolved:
+                continue
             if node_field.name in value and node_field.shape.node_class is None:
                 self._check_leaf(
                     node, node_field.name, node_field.annotation, value[node_field.name]
@@ -171,7 +174,7 @@ class _SuppliedCollector:
     def _check_leaf(self, node: Node, name: str, annotation: object, value: object) -> None:
         """Report a supplied value that its field's type does not accept."""
         try:
-            _adapter(annotation).validate_python(value)
+            type_adapter(annotation).validate_python(value)
         except ValidationError as error:
             reasons = "; ".join(problem["msg"] for problem in error.errors())
             self._problem(
@@ -207,20 +210,6 @@ class _SuppliedCollector:
 
     def _problem(self, node: Node, message: str, hint: str) -> None:
         self.diagnostics.append(node_diagnostic(node, message, hint))
-
-
-_ADAPTERS: dict[object, TypeAdapter[Any]] = {}
-
-
-def _adapter(annotation: object) -> TypeAdapter[Any]:
-    """A validator for the annotation, built once per (hashable) annotation."""
-    try:
-        adapter = _ADAPTERS.get(annotation)
-    except TypeError:
-        return TypeAdapter(cast(Any, annotation))
-    if adapter is None:
-        adapter = _ADAPTERS[annotation] = TypeAdapter(cast(Any, annotation))
-    return adapter
 
 
 def _type_name(value: object) -> str:

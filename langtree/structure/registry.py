@@ -51,11 +51,17 @@ class ResolvedPath:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PathProblem:
-    """Why a path does not resolve: which component, and a message and hint."""
+    """Why a path does not resolve: which component, and a message and hint.
+
+    Attributes:
+        reported: The path goes through a field whose type names something undefined,
+            which is an error of the field itself: the path adds nothing to report.
+    """
 
     component: int
     message: str
     hint: str
+    reported: bool = False
 
 
 class NodeRegistry:
@@ -152,6 +158,8 @@ class NodeRegistry:
             node_field = node.field(parts[position])
             if node_field is None:
                 return _no_field(node, parts, position)
+            if node_field.unresolved:
+                return PathProblem(component=position, message="", hint="", reported=True)
             fields.append(node_field)
             levels += node_field.shape.list_depth
         last = fields[-1] if fields else None
@@ -174,9 +182,19 @@ def _no_field(node: Node, parts: list[str], position: int) -> PathProblem:
 
 
 def _beyond_leaf(node_field: NodeField, parts: list[str], position: int) -> PathProblem:
+    rest = ".".join(parts[position:])
+    if node_field.recursion is not None:
+        return PathProblem(
+            component=position,
+            message=f"Field {node_field.name!r} has a recursive type ({node_field.recursion}), "
+            f"so its value is generated or supplied whole: {rest!r} cannot be reached "
+            "through it",
+            hint=f"use the whole field ({node_field.name!r}), or give the nested level a class "
+            "of its own",
+        )
     return PathProblem(
         component=position,
         message=f"Field {node_field.name!r} holds a value, not a node: "
-        f"{'.'.join(parts[position:])!r} cannot be reached through it",
+        f"{rest!r} cannot be reached through it",
         hint="paths can only go through fields whose type is a TreeNode or a list of them",
     )

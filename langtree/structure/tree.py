@@ -2,13 +2,15 @@
 
 A node is a place in the tree, not a class: a class used in two fields is two nodes. Tags
 name places by the fields that lead to them from the root task: ``task.report.sections``.
+The tree ends at a field whose type holds a class above it (``Part.parts: list[Part]``):
+a recursive type is a value, generated or supplied whole, since a tree of steps is finite.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 
 from pydantic.fields import FieldInfo
@@ -17,7 +19,14 @@ from langtree.dsl.commands import Command, Span
 from langtree.dsl.extraction import ExtractedCommand, Extraction
 from langtree.dsl.tokenizer import split_lines
 from langtree.errors import Diagnostic
-from langtree.structure.origins import Origin
+from langtree.structure.defaults import default_problem
+from langtree.structure.origins import Origin, class_origins
+from langtree.structure.references import (
+    Unresolved,
+    complete,
+    unresolved_fields,
+    unresolved_name,
+)
 from langtree.structure.shapes import FieldShape, ShapeError, field_shape
 from langtree.structure.texts import ClassText, read_class_texts
 from langtree.structure.tree_node import TreeNode, display_name
@@ -102,7 +111,14 @@ class NodeCommand:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeField:
-    """A field of a node: its type's shape, whether a default makes it known, its text."""
+    """A field of a node: its type's shape, whether a default makes it known, its text.
+
+    Attributes:
+        recursion: The cycle (``Part.parts → Part``) when the field's type holds a class
+            above it; the field is then a leaf, its value generated or supplied whole.
+        unresolved: Whether the field's type names something that is not defined (an
+            error on the field; paths through it are not checked further).
+    """
 
     name: str
     annotation: object
@@ -111,6 +127,8 @@ class NodeField:
     extraction: Extraction
     commands: tuple[NodeCommand, ...]
     origin: Origin
+    recursion: str | None = None
+    unresolved: bool = False
 
     @property
     def description(self) -> str:
@@ -165,104 +183,185 @@ class Node:
 def build_task_nodes(task_class: type[TreeNode], tag: str) -> tuple[list[Node], list[Diagnostic]]:
     """Introspect a root task and everything reachable through its fields.
 
+    Classes that pydantic left incomplete (a forward reference defined later) are
+    completed first, as pydantic would on first use.
+
     Returns:
         The nodes, parents before children, and diagnostics for fields that cannot be
-        part of the tree (the subtree below such a field is left out).
+        part of the tree (the subtree below such a field is left out): a type that names
+        something undefined, that the tree cannot traverse or that no value fits, and a
+        default that does not fit its field.
 
     Raises:
         CommandParseError: A command in the subtree cannot be parsed.
     """
-    nodes: list[Node] = []
-    diagnostics: list[Diagnostic] = []
-    _visit(task_class, tag, None, None, 0, (), nodes, diagnostics)
-    return nodes, diagnostics
+    builder = _Builder()
+    builder.visit(task_class, tag, None, None, 0, ())
+    return builder.nodes, builder.diagnostics + builder.incomplete()
 
 
-def _visit(
-    cls: type[TreeNode],
-    tag: str,
-    parent: str | None,
-    field_name: str | None,
-    list_depth: int,
-    ancestors: tuple[type[TreeNode], ...],
-    nodes: list[Node],
-    diagnostics: list[Diagnostic],
-) -> None:
-    texts = read_class_texts(cls)
-    fields = []
-    children = []
-    for text, (name, info) in zip(texts[1:], cls.model_fields.items(), strict=True):
-        shape = _shape_or_diagnostic(cls, name, info, text.origin, diagnostics)
-        fields.append(_node_field(name, info, shape, text, tag))
-        if shape.node_class is not None:
-            children.append((name, shape))
-    docstring = texts[0]
-    nodes.append(
-        Node(
-            tag=tag,
-            node_class=cls,
-            parent=parent,
-            field_name=field_name,
-            list_depth=list_depth,
-            extraction=docstring.extraction,
-            commands=_node_commands(docstring, tag),
-            fields=tuple(fields),
-            origin=docstring.origin,
-        )
-    )
-    for name, shape in children:
-        assert shape.node_class is not None
-        if shape.node_class in (*ancestors, cls):
-            cycle = _cycle((*ancestors, cls), f"{tag}.{name}", shape.node_class)
-            diagnostics.append(_recursion_diagnostic(cls, name, cycle, texts))
-            continue
-        _visit(
-            shape.node_class,
-            f"{tag}.{name}",
-            tag,
-            name,
-            shape.list_depth,
-            (*ancestors, cls),
-            nodes,
-            diagnostics,
-        )
+class _Builder:
+    """Visits the classes of one task, collecting its nodes and diagnostics."""
 
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.read: set[type[TreeNode]] = set()
+        self.unresolved = False
 
-def _shape_or_diagnostic(
-    cls: type[TreeNode], name: str, info: FieldInfo, origin: Origin, diagnostics: list[Diagnostic]
-) -> FieldShape:
-    try:
-        return field_shape(info.annotation)
-    except ShapeError as error:
-        diagnostics.append(
-            Diagnostic(
-                severity="error",
-                message=f"Field {name!r} of {display_name(cls)!r} cannot be part of the tree: "
-                f"{error}",
-                hint="give the field a single node class, or a list of one node class",
-                class_name=origin.class_name,
-                field_name=name,
-                file=origin.file,
-                line=origin.line,
+    def visit(
+        self,
+        cls: type[TreeNode],
+        tag: str,
+        parent: str | None,
+        field_name: str | None,
+        list_depth: int,
+        ancestors: tuple[type[TreeNode], ...],
+    ) -> None:
+        first = cls not in self.read
+        self.read.add(cls)
+        is_complete = complete(cls)
+        texts = read_class_texts(cls)
+        fields = [
+            self.node_field(cls, name, info, text, tag, (*ancestors, cls))
+            for text, (name, info) in zip(texts[1:], cls.model_fields.items(), strict=True)
+        ]
+        if not is_complete:
+            self.mark_unresolved(cls, fields, report=first)
+        if first and is_complete:
+            self.check_defaults(cls, fields)
+        docstring = texts[0]
+        self.nodes.append(
+            Node(
+                tag=tag,
+                node_class=cls,
+                parent=parent,
+                field_name=field_name,
+                list_depth=list_depth,
+                extraction=docstring.extraction,
+                commands=_node_commands(docstring, tag),
+                fields=tuple(fields),
+                origin=docstring.origin,
             )
         )
-        return FieldShape(kind="leaf")
+        for node_field in fields:
+            child = node_field.shape.node_class
+            if child is not None and not node_field.unresolved:
+                self.visit(
+                    child,
+                    f"{tag}.{node_field.name}",
+                    tag,
+                    node_field.name,
+                    node_field.shape.list_depth,
+                    (*ancestors, cls),
+                )
+
+    def node_field(
+        self,
+        cls: type[TreeNode],
+        name: str,
+        info: FieldInfo,
+        text: ClassText,
+        tag: str,
+        classes: tuple[type[TreeNode], ...],
+    ) -> NodeField:
+        """The field, a leaf when its type cannot be traversed or holds a class above it."""
+        shape = self.shape(cls, name, info, text.origin)
+        recursion = None
+        if shape.node_class in classes:
+            assert shape.node_class is not None
+            recursion = _cycle(classes, f"{tag}.{name}", shape.node_class)
+            shape = FieldShape(kind="leaf", list_depth=shape.list_depth, optional=shape.optional)
+        return NodeField(
+            name=name,
+            annotation=info.annotation,
+            shape=shape,
+            has_known_default=info.default_factory is not None
+            or (not info.is_required() and info.default is not None),
+            extraction=text.extraction,
+            commands=_node_commands(text, tag),
+            origin=text.origin,
+            recursion=recursion,
+        )
+
+    def shape(self, cls: type[TreeNode], name: str, info: FieldInfo, origin: Origin) -> FieldShape:
+        try:
+            return field_shape(info.annotation)
+        except ShapeError as error:
+            message = f"Field {name!r} of {display_name(cls)!r} {error.verdict}: {error}"
+            self.diagnostics.append(_field_diagnostic(origin, message, error.hint))
+            return FieldShape(kind="leaf")
+
+    def mark_unresolved(
+        self, cls: type[TreeNode], fields: list[NodeField], *, report: bool
+    ) -> None:
+        """Mark the fields of an incomplete class whose types name something undefined, so
+        that paths through them are not checked, and report them once per class."""
+        nodes = frozenset(f.shape.node_class for f in fields if f.shape.node_class)
+        for found in unresolved_fields(cls, read_elsewhere=nodes):
+            index = next(i for i, f in enumerate(fields) if f.name == found.field_name)
+            fields[index] = replace(fields[index], unresolved=True)
+            if report:
+                self.diagnostics.append(_unresolved_diagnostic(cls, found, fields[index].origin))
+            self.unresolved = True
+
+    def check_defaults(self, cls: type[TreeNode], fields: list[NodeField]) -> None:
+        owner = display_name(cls)
+        for node_field in fields:
+            info = cls.model_fields[node_field.name]
+            partial = node_field.shape.node_class is not None
+            problem = default_problem(owner, node_field.name, info, partial=partial)
+            if problem is not None:
+                self.diagnostics.append(_field_diagnostic(node_field.origin, *problem))
+
+    def incomplete(self) -> list[Diagnostic]:
+        """A diagnostic for each class still incomplete when no field explains why."""
+        if self.unresolved:
+            return []
+        diagnostics = []
+        for cls in self.read:
+            name = None if cls.__pydantic_complete__ else unresolved_name(cls)
+            if name is not None:
+                origin = class_origins(cls)[None]
+                diagnostics.append(
+                    _field_diagnostic(
+                        origin,
+                        f"{display_name(cls)!r} refers to {name!r}, which is not defined",
+                        _rebuild_hint(f"{name!r}", cls, "it"),
+                    )
+                )
+        return diagnostics
 
 
-def _node_field(
-    name: str, info: FieldInfo, shape: FieldShape, text: ClassText, tag: str
-) -> NodeField:
-    has_default = info.default_factory is not None or (
-        not info.is_required() and info.default is not None
+def _field_diagnostic(origin: Origin, message: str, hint: str) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=message,
+        hint=hint,
+        class_name=origin.class_name,
+        field_name=origin.field_name,
+        file=origin.file,
+        line=origin.line,
     )
-    return NodeField(
-        name=name,
-        annotation=info.annotation,
-        shape=shape,
-        has_known_default=has_default,
-        extraction=text.extraction,
-        commands=_node_commands(text, tag),
-        origin=text.origin,
+
+
+def _unresolved_diagnostic(cls: type[TreeNode], found: Unresolved, origin: Origin) -> Diagnostic:
+    names = " and ".join(repr(name) for name in found.names)
+    several = len(found.names) > 1
+    inside = "" if found.owner is cls else f" (in {display_name(found.owner)}.{found.owner_field})"
+    message = (
+        f"Field {found.field_name!r} of {display_name(cls)!r} refers to {names}{inside}, "
+        f"which {'are' if several else 'is'} not defined"
+    )
+    return _field_diagnostic(
+        origin, message, _rebuild_hint(names, found.owner, "them" if several else "it")
+    )
+
+
+def _rebuild_hint(names: str, owner: type, pronoun: str) -> str:
+    return (
+        f"define or import {names} where {display_name(owner)!r} is defined, before adding the "
+        f"task; or call {display_name(owner)}.model_rebuild() after defining {pronoun}"
     )
 
 
@@ -286,22 +385,6 @@ def _cycle(classes: tuple[type[TreeNode], ...], tag: str, child: type[TreeNode])
     start = classes.index(child)
     steps = [f"{display_name(c)}.{f}" for c, f in zip(classes[start:], fields[start:], strict=True)]
     return " → ".join((*steps, display_name(child)))
-
-
-def _recursion_diagnostic(
-    cls: type[TreeNode], name: str, cycle: str, texts: tuple[ClassText, ...]
-) -> Diagnostic:
-    origin = next(text.origin for text in texts if text.origin.field_name == name)
-    return Diagnostic(
-        severity="error",
-        message=f"Field {name!r} of {display_name(cls)!r} makes the tree recursive: {cycle}",
-        hint="a prompt tree must be finite: break the cycle, e.g. with a separate class "
-        "for the nested level",
-        class_name=origin.class_name,
-        field_name=name,
-        file=origin.file,
-        line=origin.line,
-    )
 
 
 def node_diagnostic(node: Node, message: str, hint: str) -> Diagnostic:

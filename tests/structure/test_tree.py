@@ -2,6 +2,7 @@
 (docs/structure.md, "The node tree"; the spec's "Node Naming Conventions" and "Field Type
 Detection")."""
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path
@@ -332,42 +333,47 @@ class TaskItself(TreeNode):
     me: "TaskItself | None" = None
 
 
-RECURSION_HINT = (
-    "a prompt tree must be finite: break the cycle, e.g. with a separate class for the nested level"
-)
-
-
 @pytest.mark.parametrize(
-    ("task", "class_name", "field_name", "cycle", "snippet"),
+    ("task", "tag", "field_name", "shape", "cycle"),
     [
-        pytest.param(TaskLoop, "Loop", "kids", "Loop.kids → Loop", 'kids: list["Loop"]', id="self"),
         pytest.param(
-            TaskPingPong, "Pong", "ping", "Ping.pong → Pong.ping → Ping", "ping: Ping |", id="pair"
+            TaskLoop,
+            "task.loop.loop",
+            "kids",
+            FieldShape(kind="leaf", list_depth=1),
+            "Loop.kids → Loop",
+            id="self",
+        ),
+        pytest.param(
+            TaskPingPong,
+            "task.ping_pong.ping.pong",
+            "ping",
+            FieldShape(kind="leaf", optional=True),
+            "Ping.pong → Pong.ping → Ping",
+            id="pair",
         ),
         pytest.param(
             TaskItself,
-            "TaskItself",
+            "task.itself",
             "me",
+            FieldShape(kind="leaf", optional=True),
             "TaskItself.me → TaskItself",
-            'me: "TaskItself',
             id="root-task",
         ),
     ],
 )
-def test_a_class_that_contains_itself_is_an_error(
-    task: type[TreeNode], class_name: str, field_name: str, cycle: str, snippet: str
+def test_a_field_whose_type_holds_a_class_above_it_is_a_leaf(
+    task: type[TreeNode], tag: str, field_name: str, shape: FieldShape, cycle: str
 ) -> None:
-    assert errors(task) == (
-        Diagnostic(
-            severity="error",
-            message=f"Field {field_name!r} of {class_name!r} makes the tree recursive: {cycle}",
-            hint=RECURSION_HINT,
-            class_name=class_name,
-            field_name=field_name,
-            file=__file__,
-            line=line_of(snippet),
-        ),
-    )
+    structure = structure_of(task)
+    node = structure.get_node(tag)
+    assert node is not None
+    recursive = node.field(field_name)
+    assert recursive is not None
+
+    assert structure.validate() == ()
+    assert (recursive.shape, recursive.recursion) == (shape, cycle)
+    assert structure.get_node(f"{tag}.{field_name}") is None
 
 
 def test_the_subtree_below_a_recursive_field_is_left_out() -> None:
@@ -420,13 +426,20 @@ def node(depth: int = 0, *, optional: bool = False) -> FieldShape:
         pytest.param(dict[str, Item], leaf(), id="dict-of-nodes"),
         pytest.param(Mapping[str, Item], leaf(), id="mapping-of-nodes"),
         pytest.param(list[dict[str, Item]], leaf(1), id="list-of-dicts-of-nodes"),
-        pytest.param(list, leaf(), id="bare-list"),
+        pytest.param(list, leaf(1), id="bare-list"),
+        pytest.param(tuple, leaf(1), id="bare-tuple"),
+        pytest.param(Sequence, leaf(1), id="bare-sequence"),
+        pytest.param(list[list], leaf(2), id="list-of-bare-lists"),
+        pytest.param(set[str], leaf(), id="set-of-str"),
+        pytest.param(frozenset[int], leaf(), id="frozenset-of-int"),
+        pytest.param(set[tuple[int, str]], leaf(), id="set-of-tuples"),
+        pytest.param(dict[tuple[str, int], Item], leaf(), id="dict-with-tuple-keys"),
+        pytest.param(deque[Item], leaf(), id="deque-of-nodes"),
         pytest.param(Item, node(), id="node"),
         pytest.param(Item | None, node(optional=True), id="optional-node"),
         pytest.param(list[Item], node(1), id="list"),
         pytest.param(tuple[Item, ...], node(1), id="tuple"),
         pytest.param(tuple[Item, Item], node(1), id="fixed-tuple-of-one-class"),
-        pytest.param(set[Item], node(1), id="set"),
         pytest.param(Sequence[Item], node(1), id="sequence"),
         pytest.param(list[Item] | None, node(1, optional=True), id="optional-list"),
         pytest.param(list[Item | None], node(1), id="list-of-optionals"),
@@ -476,7 +489,116 @@ def test_field_shape_refuses_node_unions(annotation: object, message: str) -> No
     with pytest.raises(ShapeError) as caught:
         field_shape(annotation)
 
-    assert str(caught.value) == message
+    assert (str(caught.value), caught.value.verdict, caught.value.hint) == (
+        message,
+        "cannot be part of the tree",
+        "give the field a single node class, or a list of one node class",
+    )
+
+
+SET_OF_NODES = "holds nodes in a set, which has no order and needs hashable elements"
+NODE_KEYS_HINT = "key the dict by a str (or another hashable type), or use a list of nodes"
+IN_SET_HINT = "use a list instead of the set, or a hashable type (str, a tuple, a frozen model)"
+AS_KEY_HINT = "use a hashable type (str, a tuple, a frozen model)"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "message", "verdict", "hint"),
+    [
+        pytest.param(
+            set[Item],
+            f"the type 'set[Item]' {SET_OF_NODES}",
+            "cannot be part of the tree",
+            "declare the field as a list, e.g. list[Item]",
+            id="set-of-nodes",
+        ),
+        pytest.param(
+            frozenset[Item] | None,
+            f"the type 'frozenset[Item] | None' {SET_OF_NODES}",
+            "cannot be part of the tree",
+            "declare the field as a list, e.g. list[Item]",
+            id="optional-frozenset-of-nodes",
+        ),
+        pytest.param(
+            list[set[Item]],
+            f"the type 'list[set[Item]]' {SET_OF_NODES}",
+            "cannot be part of the tree",
+            "declare the field as a list, e.g. list[Item]",
+            id="list-of-sets-of-nodes",
+        ),
+        pytest.param(
+            dict[Item, str],
+            "the type 'dict[Item, str]' uses nodes as dict keys, which must be hashable",
+            "cannot be part of the tree",
+            NODE_KEYS_HINT,
+            id="nodes-as-keys",
+        ),
+        pytest.param(
+            set[list[str]],
+            "the type 'set[list[str]]' puts 'list[str]' in a set, whose elements must be hashable",
+            "can never hold a value",
+            IN_SET_HINT,
+            id="set-of-lists",
+        ),
+        pytest.param(
+            set[NotANode],
+            "the type 'set[NotANode]' puts 'NotANode' in a set, whose elements must be hashable",
+            "can never hold a value",
+            IN_SET_HINT,
+            id="set-of-models",
+        ),
+        pytest.param(
+            dict[dict[str, int], int],
+            "the type 'dict[dict[str, int], int]' puts 'dict[str, int]' in dict keys, which "
+            "must be hashable",
+            "can never hold a value",
+            AS_KEY_HINT,
+            id="dicts-as-keys",
+        ),
+    ],
+)
+def test_field_shape_refuses_types_no_value_fits(
+    annotation: object, message: str, verdict: str, hint: str
+) -> None:
+    with pytest.raises(ShapeError) as caught:
+        field_shape(annotation)
+
+    assert (str(caught.value), caught.value.verdict, caught.value.hint) == (message, verdict, hint)
+
+
+class TaskSets(TreeNode):
+    items: set[Item] = Field(default=set())
+    keyed: dict[Item, str] = Field(default={})
+    groups: set[list[str]] = Field(default=set())
+
+
+def test_a_set_of_nodes_is_an_error_at_its_field() -> None:
+    structure = structure_of(TaskSets)
+
+    assert [(d.field_name, d.message, d.hint, d.line) for d in errors(TaskSets)] == [
+        (
+            "items",
+            f"Field 'items' of 'TaskSets' cannot be part of the tree: the type 'set[Item]' "
+            f"{SET_OF_NODES}",
+            "declare the field as a list, e.g. list[Item]",
+            line_of("items: set[Item]"),
+        ),
+        (
+            "keyed",
+            "Field 'keyed' of 'TaskSets' cannot be part of the tree: the type 'dict[Item, str]' "
+            "uses nodes as dict keys, which must be hashable",
+            NODE_KEYS_HINT,
+            line_of("keyed: dict[Item, str]"),
+        ),
+        (
+            "groups",
+            "Field 'groups' of 'TaskSets' can never hold a value: the type 'set[list[str]]' "
+            "puts 'list[str]' in a set, whose elements must be hashable",
+            IN_SET_HINT,
+            line_of("groups: set[list[str]]"),
+        ),
+    ]
+    assert [n.tag for n in structure.nodes] == ["task.sets"]
 
 
 class TaskUnion(TreeNode):
