@@ -35,6 +35,7 @@ __all__ = [
     "pending_list",
     "rebuild",
     "render_value",
+    "unicode_problem",
 ]
 
 _MAX_DEPTH = 10_000
@@ -237,15 +238,25 @@ def check_unicode(
     Raises:
         ExecutionError: Naming the string, the surrogate and its index.
     """
+    problem = unicode_problem(value, path, subject=subject)
+    if problem is not None:
+        raise ExecutionError(f"{problem}\n  hint: {_MODEL_HINT if generated else _INPUT_HINT}")
+
+
+def unicode_problem(value: object, path: str, *, subject: str = "The value of") -> str | None:
+    """Why ``value`` is not Unicode text (a lone surrogate, and where), or ``None``.
+
+    >>> unicode_problem({"title": "fine"}, "answer") is None
+    True
+    """
     found = _lone_surrogate(value, path)
     if found is None:
-        return
+        return None
     where, key, match = found
     place = f"{subject} {where!r} has a key that" if key else f"{subject} {where!r}"
-    raise ExecutionError(
+    return (
         f"{place} holds the lone surrogate {match.group()!r} at index {match.start()}: it is "
-        f"not Unicode text, and no prompt can carry it\n"
-        f"  hint: {_MODEL_HINT if generated else _INPUT_HINT}"
+        "not Unicode text, and no prompt can carry it"
     )
 
 

@@ -44,6 +44,7 @@ from langchain_core.runnables.utils import coro_with_context
 from pydantic import BaseModel, ValidationError
 
 from langtree.prompts.preview import StepPrompt
+from langtree.prompts.values import unicode_problem
 from langtree.runtime.failure import RunLimitError
 from langtree.runtime.faults import (
     FailureKind,
@@ -415,18 +416,19 @@ class StepCall:
         return reading
 
     def _validate(self, reading: Reading) -> tuple[BaseModel | None, str | None]:
-        """The answer as the step's class, or why it is not usable."""
+        """The answer as the step's class, or why it is not usable (text that is not
+        Unicode, a lone surrogate, is invalid output: no later prompt could carry it)."""
         parsed = reading.arguments
-        if isinstance(parsed, self.output):
-            return parsed, None
         if isinstance(parsed, BaseModel):
             parsed = parsed.model_dump()
         problem: object = reading.problem
         if isinstance(parsed, Mapping):
-            try:
-                return self.output.model_validate(parsed), None
-            except ValidationError as error:
-                problem = error
+            problem = unicode_problem(parsed, "answer", subject="The answer's value")
+            if problem is None:
+                try:
+                    return self.output.model_validate(parsed), None
+                except ValidationError as error:
+                    problem = error
         text = problem_text(problem)
         if reading.truncated:
             text = f"- {CUT_OFF}\n{text}"

@@ -198,11 +198,11 @@ def test_a_lone_surrogate_in_an_external_variable_is_refused_before_any_call() -
     assert model.calls == []
 
 
-def test_a_lone_surrogate_from_a_model_stops_the_run_before_the_next_call() -> None:
+def test_a_lone_surrogate_from_a_model_is_invalid_output_and_asked_again() -> None:
+    answers = ['{"draft": "bad\\ud800"}', '{"draft": "good"}', '{"note": "done"}']
+
     def responder(request: FakeRequest) -> ResponderResult:
-        if request.fields == ("draft",):
-            return '{"draft": "bad\\ud800"}'
-        return '{"note": "done"}'
+        return answers.pop(0)
 
     model = FakeChatModel(responder=responder)
     structure = RunStructure(
@@ -210,14 +210,10 @@ def test_a_lone_surrogate_from_a_model_stops_the_run_before_the_next_call() -> N
     )
     structure.add(TaskNote)
 
-    with pytest.raises(ExecutionError) as raised:
-        structure.run({TaskNote: {"topic": "owls", "source": "x"}})
+    result = structure.run({TaskNote: {"topic": "owls", "source": "x"}})
 
-    assert str(raised.value) == refused(
-        "The value generated for 'task.note.draft'",
-        "\ud800",
-        3,
-        "  hint: the model escaped a lone surrogate in its JSON ('\\ud800'); LangTree never "
-        "alters the values it is given: run again, or use another model",
+    assert (result[TaskNote].draft, result.trace[0].failure, result.trace[0].error) == (
+        "good",
+        "invalid_output",
+        "- " + refused("The answer's value 'answer.draft'", "\ud800", 3).split("\n")[0],
     )
-    assert [call.fields for call in model.calls] == [("draft",)]
