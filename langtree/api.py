@@ -106,6 +106,22 @@ class RunStructure(TreeStructure):
             raise StructureError([_error(f"get_node() takes a tag, got {tag!r}", _tag_hint(tag))])
         return super().get_node(tag)
 
+    def validate(self, inputs: Mapping[object, object] | None = None) -> tuple[Diagnostic, ...]:
+        """Check every rule over all added tasks, with what the caller will supply.
+
+        Args:
+            inputs: The caller's values by task class or tag, as for :meth:`run`.
+                Without them, every field without a default is checked as generated.
+
+        Returns:
+            The warnings, sorted by location.
+
+        Raises:
+            StructureError: Holding every error found, sorted by location; or ``inputs``
+                do not fit (as :meth:`plan`).
+        """
+        return super().validate(self._checked_inputs(inputs))
+
     def plan(self, inputs: Mapping[object, object] | None = None) -> ExecutionPlan:
         """The steps the run would make, in a valid order.
 
@@ -249,7 +265,6 @@ class RunStructure(TreeStructure):
         watch: RunWatch | None = None,
     ) -> RunResult:
         settings = self.settings.updated(**options)
-        self.validate()
         setup = RunSetup(
             registry=self.nodes,
             analysis=self._analyse(),

@@ -115,16 +115,18 @@ class _Resolver:
         self.diagnostics.append(self.at.diagnostic(message, hint=hint, span=span))
 
     def resolve(self) -> Flow | None:
-        inclusion = self._inclusion() if isinstance(self.command, EachCommand) else None
-        if isinstance(self.command, EachCommand) and inclusion is None:
+        """The flow, or ``None`` when its iteration or destination does not resolve.
+
+        Either way every part of the command is checked, so that one ``validate()``
+        reports all of its problems.
+        """
+        each = isinstance(self.command, EachCommand)
+        inclusion = self._inclusion() if each else None
+        destination = self._destination()
+        iterated = not each or inclusion is not None
+        resolved = list(self._mappings(inclusion, destination, iterated=iterated))
+        if not iterated or destination is False:
             return None
-        path = self.command.destination_path
-        destination = None
-        if path != EXTERNAL_DESTINATION:
-            destination = self._resolve(path, self.node, part="destination")
-            if destination is None:
-                return None
-        resolved = list(self._mappings(inclusion, destination))
         rejected = self._check_levels(inclusion, [flow for flow, _ in resolved])
         return Flow(
             command=self.at,
@@ -133,6 +135,14 @@ class _Resolver:
             destination=destination,
             mappings=tuple(f for f, ok in resolved if ok and id(f) not in rejected),
         )
+
+    def _destination(self) -> ResolvedPath | Literal[False] | None:
+        """The destination; ``None`` for ``prompt.external``, ``False`` when it is wrong."""
+        path = self.command.destination_path
+        if path == EXTERNAL_DESTINATION:
+            return None
+        destination = self._resolve(path, self.node, part="destination")
+        return False if destination is None else destination
 
     # -- inclusion -------------------------------------------------------------------------
 
@@ -191,11 +201,22 @@ class _Resolver:
     # -- mappings --------------------------------------------------------------------------
 
     def _mappings(
-        self, inclusion: ResolvedPath | None, destination: ResolvedPath | None
+        self,
+        inclusion: ResolvedPath | None,
+        destination: ResolvedPath | Literal[False] | None,
+        *,
+        iterated: bool,
     ) -> Iterator[tuple[MappingFlow, bool]]:
-        """Each mapping whose target resolves, and whether its source does too."""
+        """Each mapping whose target resolves, and whether its source does too.
+
+        When the destination is wrong, only what can be checked without it is: sources,
+        and the names of ``prompt``/``outputs`` targets.
+        """
         for mapping in self.command.mappings:
-            source = self._source(mapping, inclusion)
+            source = self._source(mapping, inclusion, iterated=iterated)
+            if destination is False:
+                self._target_name(mapping)
+                continue
             target = self._target(mapping, destination)
             if target is not None:
                 flow = MappingFlow(
@@ -209,31 +230,38 @@ class _Resolver:
                 yield flow, source is not False
 
     def _source(
-        self, mapping: VariableMapping, inclusion: ResolvedPath | None
+        self, mapping: VariableMapping, inclusion: ResolvedPath | None, *, iterated: bool
     ) -> ResolvedPath | Literal[False] | None:
+        """The resolved source; sources under an iteration path that was reported as
+        wrong are not resolved, as that would report the same problem again."""
         if mapping.is_wildcard:
             return None
         path = mapping.resolved_source_path
         if isinstance(self.command, EachCommand):
             scope_path = self._inclusion_path()
-            assert scope_path is not None
-            if path != scope_path and not path.startswith(scope_path + "."):
-                what = (
-                    f"The implicit mapping {mapping.target_path!r} reads {path!r}, which"
-                    if mapping.is_implicit
-                    else f"Source {path!r}"
-                )
-                self.error(
-                    f"{what} is not within the iteration over {scope_path!r}",
-                    f"every source of this @each must be {scope_path!r} or start with "
-                    f"'{scope_path}.'",
-                    mapping,
-                )
+            if scope_path is not None and not self._within_iteration(path, scope_path, mapping):
+                return False
+            if not iterated:
                 return False
         elif not self._all_source_allowed(path, mapping):
             return False
         resolved = self._resolve(path, self.node, mapping=mapping, relative=True)
         return resolved if resolved is not None else False
+
+    def _within_iteration(self, path: str, scope_path: str, mapping: VariableMapping) -> bool:
+        if path == scope_path or path.startswith(scope_path + "."):
+            return True
+        what = (
+            f"The implicit mapping {mapping.target_path!r} reads {path!r}, which"
+            if mapping.is_implicit
+            else f"Source {path!r}"
+        )
+        self.error(
+            f"{what} is not within the iteration over {scope_path!r}",
+            f"every source of this @each must be {scope_path!r} or start with '{scope_path}.'",
+            mapping,
+        )
+        return False
 
     def _all_source_allowed(self, path: str, mapping: VariableMapping) -> bool:
         field_name = self.at.field_name
@@ -277,6 +305,12 @@ class _Resolver:
             return None
         levels = destination.list_levels + resolved.list_levels
         return "value", name, resolved, levels
+
+    def _target_name(self, mapping: VariableMapping) -> None:
+        """Check a target's name alone (its destination did not resolve)."""
+        scope, name = split_scope(mapping.target_path)
+        if scope in ("prompt", "outputs"):
+            self._named_target(mapping, scope, name)
 
     def _known_head(self, mapping: VariableMapping, node: Node) -> bool:
         """Whether an unscoped target starts with a field of ``node`` (else: an error)."""

@@ -330,8 +330,8 @@ def _order_diagnostic(need: Need, node: Node, consumer: str, producer: str) -> D
         f"{producer!r}, which is generated after it"
     )
     hint = (
-        f"declare {producer!r} before {consumer!r}, make the node @parallel, or give the "
-        "field a value"
+        f"declare {producer!r} before {consumer!r}, make the node @parallel, give the field "
+        "a value, or supply it in the inputs (validate(inputs) checks with them)"
     )
     return need.diagnostic(node, message, hint)
 

@@ -83,8 +83,15 @@ class TreeStructure:
             )
         return tag
 
-    def validate(self) -> tuple[Diagnostic, ...]:
+    def validate(self, inputs: Mapping[object, object] | None = None) -> tuple[Diagnostic, ...]:
         """Check every rule over all added tasks.
+
+        Args:
+            inputs: What the caller will supply, as for :meth:`plan`. Without inputs, every
+                field without a default is checked as generated: a ``@sequential`` field
+                that needs a later one the caller supplies is an error until ``inputs``
+                say so. ``validate(inputs)``, ``plan(inputs)`` and ``run(inputs)`` report
+                the same problems.
 
         Returns:
             The warnings, sorted by location.
@@ -92,10 +99,7 @@ class TreeStructure:
         Raises:
             StructureError: Holding every error found, sorted by location.
         """
-        analysis = self._analyse()
-        if analysis.errors:
-            raise StructureError(analysis.errors)
-        return analysis.warnings
+        return self._checked(inputs).warnings
 
     def warnings(self) -> tuple[Diagnostic, ...]:
         """The warnings :meth:`validate` returns, also when the tasks have errors."""
@@ -129,6 +133,10 @@ class TreeStructure:
                 or the inputs name no added task, hold something other than dicts and
                 instances, or name fields the nodes lack.
         """
+        return self._checked(inputs).plan
+
+    def _checked(self, inputs: Mapping[object, object] | None) -> Analysis:
+        """The analysis for these inputs; every error it holds is raised."""
         supplied = supplied_fields(self._registry, self._inputs_by_tag(inputs or {}))
         analysis = self._analyse()
         if supplied:
@@ -136,7 +144,7 @@ class TreeStructure:
                 analysis = replan(analysis, self._registry, supplied)
         if analysis.errors:
             raise StructureError(analysis.errors)
-        return analysis.plan
+        return analysis
 
     def _inputs_by_tag(self, inputs: Mapping[object, object]) -> dict[str, object]:
         by_tag: dict[str, object] = {}

@@ -214,6 +214,65 @@ def test_unknown_destination_task(command: str, message: str, hint: str) -> None
     check("summary", command, ("task.", message, hint))
 
 
+def test_a_wrong_destination_does_not_hide_the_command_s_other_problems() -> None:
+    command = (
+        "! @each[sections]->task.nowhere@{{value.x=sections.missing, value.y=chapter.heading, "
+        "prompt.a.b=sections.title}}*"
+    )
+    check(
+        "sections",
+        command,
+        (
+            "task.",
+            "Path 'task.nowhere' does not resolve: No task 'task.nowhere' has been added",
+            "did you mean 'task.analyzer'? Or add the class 'TaskNowhere' with RunStructure.add()",
+        ),
+        (
+            "value.x",
+            "Path 'sections.missing' does not resolve: 'Section' (task.example.sections) has "
+            "no field 'missing'",
+            "its fields are 'title', 'summary', 'paragraphs'",
+        ),
+        (
+            "value.y",
+            "Source 'chapter.heading' is not within the iteration over 'sections'",
+            "every source of this @each must be 'sections' or start with 'sections.'",
+        ),
+        (
+            "prompt.a.b",
+            "Target 'prompt.a.b' must name a prompt variable with a single name",
+            "use one name, e.g. 'prompt.b'",
+        ),
+    )
+
+
+def test_a_wrong_iteration_does_not_hide_the_sources_outside_it() -> None:
+    command = "! @each[sections]->task.analyzer@{{value.titles=chapter.heading}}*"
+    check(
+        "summary",
+        command,
+        (
+            "sections",
+            "Inclusion path 'sections' must start with the field 'summary' that holds the command",
+            "move the command into the description of 'sections'",
+        ),
+        (
+            "value.titles",
+            "Source 'chapter.heading' is not within the iteration over 'sections'",
+            "every source of this @each must be 'sections' or start with 'sections.'",
+        ),
+    )
+
+
+def test_sources_under_a_wrong_iteration_path_are_not_reported_twice() -> None:
+    command = "! @each[sectionz]->task.analyzer@{{value.titles=sectionz.title}}*"
+    (error,) = found(example(None, command), TaskAnalyzer)
+
+    assert error[3] == (
+        "Path 'sectionz' does not resolve: 'TaskExample' (task.example) has no field 'sectionz'"
+    )
+
+
 @pytest.mark.parametrize(
     ("command", "snippet", "message", "hint"),
     [

@@ -8,9 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field, create_model
 
-from langtree import RunStructure, StructureError, TreeNode
+from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 from langtree.structure.plan import ExecutionPlan, PlanStep
+from langtree.testing import FakeChatModel
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -549,8 +550,8 @@ def test_a_sequential_field_that_needs_a_later_sibling_is_an_error() -> None:
         severity="error",
         message="In @sequential 'TaskBackwards', 'summary' needs 'details', "
         "which is generated after it",
-        hint="declare 'details' before 'summary', make the node @parallel, or give the field "
-        "a value",
+        hint="declare 'details' before 'summary', make the node @parallel, give the field a "
+        "value, or supply it in the inputs (validate(inputs) checks with them)",
         class_name="TaskBackwards",
         field_name="summary",
         file=FILE,
@@ -571,7 +572,8 @@ def test_a_command_that_feeds_an_earlier_sequential_field_is_an_error_at_the_com
 
     assert (error.message, error.hint, error.field_name, error.line, error.column) == (
         "In @sequential 'TaskHinted', 'early' needs 'late', which is generated after it",
-        "declare 'late' before 'early', make the node @parallel, or give the field a value",
+        "declare 'late' before 'early', make the node @parallel, give the field a value, or "
+        "supply it in the inputs (validate(inputs) checks with them)",
         "late",
         line_of("! @all->early@{{prompt.hint=late}}"),
         36,
@@ -582,6 +584,21 @@ def test_supplying_the_later_sibling_lets_the_plan_through() -> None:
     assert steps_of(TaskBackwards, inputs={TaskBackwards: {"details": "..."}}) == [
         "task.backwards:summary"
     ]
+
+
+def test_validate_plan_and_run_agree_on_a_later_sibling_the_caller_supplies() -> None:
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    structure.add(TaskBackwards)
+    inputs = {TaskBackwards: {"details": "the details"}}
+
+    assert structure.validate(inputs) == ()
+    assert [step.id for step in structure.plan(inputs).steps] == ["task.backwards:summary"]
+    assert structure.run(inputs)[TaskBackwards].details == "the details"
+    with pytest.raises(StructureError) as without_inputs:
+        structure.validate()
+    with pytest.raises(StructureError) as run_without_inputs:
+        structure.run()
+    assert without_inputs.value.diagnostics == run_without_inputs.value.diagnostics
 
 
 class Claim(TreeNode):

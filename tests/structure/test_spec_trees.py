@@ -771,8 +771,8 @@ REJECTED_EXAMPLES = [
                 "main_analysis",
                 "In @sequential 'TaskExample', 'summary' "
                 "needs 'main_analysis', which is generated after it",
-                "declare 'main_analysis' before 'summary', make the node @parallel, or give "
-                "the field a value",
+                "declare 'main_analysis' before 'summary', make the node @parallel, give the "
+                "field a value, or supply it in the inputs (validate(inputs) checks with them)",
             )
         ],
         id="all-commands-examples-main_analysis",
@@ -784,8 +784,8 @@ REJECTED_EXAMPLES = [
                 "main_analysis",
                 "In @sequential 'TaskExample', 'summary' "
                 "needs 'main_analysis', which is generated after it",
-                "declare 'main_analysis' before 'summary', make the node @parallel, or give "
-                "the field a value",
+                "declare 'main_analysis' before 'summary', make the node @parallel, give the "
+                "field a value, or supply it in the inputs (validate(inputs) checks with them)",
             )
         ],
         id="all-commands-examples-as-written",
