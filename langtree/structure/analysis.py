@@ -23,6 +23,7 @@ from langtree.structure.steps import draft_steps
 from langtree.structure.stray_commands import check_stray_commands
 from langtree.structure.value_types import check_value_types
 from langtree.structure.variables import AssemblyVariables
+from langtree.structure.whole_nodes import check_whole_nodes
 
 __all__ = ["Analysis", "analyse", "prompt_variable_names", "replan"]
 
@@ -103,6 +104,7 @@ def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) ->
     known = known_fields(registry, flows, supplied)
     drafts = draft_steps(registry, known, analysis.settings)
     plan, plan_diagnostics = build_plan(registry, drafts, flows, prompt_variable_names(flows))
+    plan_diagnostics += check_whole_nodes(registry, drafts)
     diagnostics = sorted(set(analysis.checks + tuple(plan_diagnostics)), key=lambda d: d.sort_key)
     return replace(analysis, plan=plan, diagnostics=tuple(diagnostics))
 

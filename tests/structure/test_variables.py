@@ -113,8 +113,9 @@ class SlowBranch(TreeNode):
 
 
 class TaskBranches(TreeNode):
-    fast: FastBranch
-    slow: SlowBranch
+    # Partial nodes by default: each branch's fields get steps with the branch's model.
+    fast: FastBranch = Field(default_factory=FastBranch.model_construct)
+    slow: SlowBranch = Field(default_factory=SlowBranch.model_construct)
 
 
 def test_sibling_subtrees_may_define_the_same_name() -> None:

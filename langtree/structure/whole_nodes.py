@@ -1,0 +1,60 @@
+"""Commands that cannot take effect inside a node that is generated whole (DESIGN D3).
+
+A generated node field is produced whole inside its holder's step: the nodes below it get
+no steps of their own, so an ``llm(...)`` or ``resample(...)`` on their classes or fields
+would be ignored. ``validate()`` warns where one stands, naming the step that generates
+the node, and how to make the command count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from langtree.dsl.commands import ExecutionCommand
+from langtree.errors import Diagnostic
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.steps import StepDraft
+from langtree.structure.tree import Node
+from langtree.structure.tree_node import display_name
+
+__all__ = ["check_whole_nodes"]
+
+
+def check_whole_nodes(registry: NodeRegistry, drafts: list[StepDraft]) -> list[Diagnostic]:
+    """A warning for every ``llm``/``resample`` inside a node one of ``drafts`` generates."""
+    diagnostics: list[Diagnostic] = []
+    for draft in drafts:
+        holder = registry.get(draft.node_tag)
+        assert holder is not None, "steps are drafted from the registry's nodes"
+        for name in draft.fields:
+            child = registry.child(holder, name)
+            if child is not None:
+                diagnostics += _ignored_below(registry, child, holder, name)
+    return diagnostics
+
+
+def _ignored_below(
+    registry: NodeRegistry, top: Node, holder: Node, field_name: str
+) -> list[Diagnostic]:
+    where = f"{display_name(holder.node_class)}.{field_name}"
+    diagnostics: list[Diagnostic] = []
+    pending = [top]
+    while pending:
+        node = pending.pop()
+        pending.extend(registry.children(node.tag))
+        for node_command in node.all_commands:
+            command = node_command.command
+            if not isinstance(command, ExecutionCommand):
+                continue
+            call = replace(command, comment=None).to_text().removeprefix("! ")
+            diagnostics.append(
+                node_command.diagnostic(
+                    f"{call} has no effect: {display_name(node.node_class)!r} is generated whole "
+                    f"at {node.tag}, inside the step of {where!r}, with that step's settings",
+                    hint=f"put {call} in the description of {where!r} to apply it to that step, "
+                    f"or give {field_name!r} a value (a default, or a partial node in the "
+                    "inputs) so that the fields below it get steps of their own",
+                    warning=True,
+                )
+            )
+    return diagnostics
