@@ -6,7 +6,7 @@ step that produces a field. Needs come from two places:
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
   it; the step that generates that node whole when it has none) wait for every generated
-  field the sources read.
+  field the sources read, also through other commands' ``value`` mappings into them.
 - runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
   resolves to. A prompt shows the docstrings from the root task down to the step's node,
   the step's fields' descriptions, and, for a node field generated whole, every text of
@@ -140,13 +140,49 @@ class _NeedFinder:
     # -- commands ---------------------------------------------------------------------
 
     def flow_needs(self, flows: list[Flow]) -> Iterator[Need]:
+        writers = self._value_writers(flows)
         for flow in flows:
             for mapping_flow in flow.mappings:
-                sources = self._sources(flow, mapping_flow)
-                producers = [key for key in sources if key in self.produced]
+                producers = self._producers(list(self._sources(flow, mapping_flow)), writers)
                 for consumer in self._consumers(flow, mapping_flow) if producers else ():
                     for producer in producers:
                         yield Need(consumer=consumer, producer=producer, command=flow.command)
+
+    def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[list[FieldKey]]]:
+        """For each field a ``value`` mapping writes, the sources of each such mapping."""
+        writers: dict[FieldKey, list[list[FieldKey]]] = defaultdict(list)
+        for flow in flows:
+            for mapping_flow in flow.mappings:
+                target = mapping_flow.target
+                if mapping_flow.scope != "value" or target is None or target.field is None:
+                    continue
+                sources = list(self._sources(flow, mapping_flow))
+                key = field_holder(self.registry, target).tag, target.field.name
+                written = [key]
+                if target.field.shape.node_class is not None:
+                    written += _subtree_keys(self.registry, target.node)
+                for written_key in written:
+                    writers[written_key].append(sources)
+        return writers
+
+    def _producers(
+        self, sources: list[FieldKey], writers: Mapping[FieldKey, list[list[FieldKey]]]
+    ) -> list[FieldKey]:
+        """The generated fields behind ``sources``: each source a step produces, and, for a
+        source that a ``value`` mapping writes, the generated fields behind that mapping's
+        sources (so that a reader through a further command waits for the first writer)."""
+        producers: list[FieldKey] = []
+        seen = set(sources)
+        pending = list(sources)
+        while pending:
+            key = pending.pop()
+            if key in self.produced:
+                producers.append(key)
+            for further in writers.get(key, ()):
+                fresh = [source for source in further if source not in seen]
+                seen.update(fresh)
+                pending += fresh
+        return producers
 
     def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
         source = mapping_flow.source

@@ -292,3 +292,51 @@ def error_text(call: Callable[[], object]) -> str | None:
     except ExecutionError as error:
         return str(error)
     return None
+
+
+# -- a reader through a further command waits for the first writer --------------------------
+
+
+class TaskWriter(TreeNode):
+    """
+    Write a title.
+
+    ! @all->task.middle@{{value.headline=title}}
+    """
+
+    title: str = Field(description="The title.")
+
+
+class TaskMiddle(TreeNode):
+    """
+    Copy the headline.
+
+    ! @all->task.answer@{{prompt.head=headline, outputs.head=headline}}
+    """
+
+    headline: str = Field(description="The headline.")
+    copy_: str = Field(description="A copy.")
+
+
+class TaskAnswer(TreeNode):
+    """Use {head}."""
+
+    answer: str = Field(description="The answer.")
+
+
+def test_a_reader_through_a_further_command_waits_for_the_first_writer() -> None:
+    # task.answer sorts before task.writer: only the dependency can put it after.
+    structure = RunStructure()
+    for task in (TaskAnswer, TaskMiddle, TaskWriter):
+        structure.add(task)
+    steps = {step.id: step.depends_on for step in structure.plan().steps}
+    assert steps["task.answer:answer"] == ("task.writer:title",)
+
+    events = Events(slow="task.writer")
+    result = run(events.model(), {}, TaskAnswer, TaskMiddle, TaskWriter)
+
+    assert events.at("start", "task.answer") > events.at("end", "task.writer")
+    (answer,) = [record for record in result.trace if record.node_path == "task.answer"]
+    prompt = "".join(str(message.content) for message in answer.messages)
+    assert "Use title of task.writer." in prompt
+    assert "## Head\n\ntitle of task.writer\n" in prompt
