@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from langtree.prompts.markdown import heading, heading_level_before, join_blocks, shift_headings
-from langtree.prompts.state import Address, RunState
+from langtree.prompts.state import Address, RunState, known_defaults
 from langtree.prompts.values import render_value
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField, title_from_name
@@ -339,7 +339,11 @@ class _Renderer:
         inner = level_number + 1 if listed else level_number
         title = heading(inner, title_from_name(child.node_class.__name__)) if listed else ""
         indices = chain[-1].address.indices + (None,) * child.list_depth
-        nested = (*chain, _Level(node=child, address=Address(child.tag, indices), values={}))
+        # A nested level's values are not known before the step, except its defaults (D9).
+        level = _Level(
+            node=child, address=Address(child.tag, indices), values=known_defaults(child)
+        )
+        nested = (*chain, level)
 
         def below(level: int) -> list[_Part]:
             known = self.known.get(child.tag, ())

@@ -10,8 +10,9 @@ and the run share this schedule.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import RunState
 from langtree.structure.flows import Flow, TargetScope
@@ -136,21 +137,36 @@ def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
             reads |= _subtree_keys(registry, flow.node)
         else:
             reads |= _path_keys(registry, flow.node, source.fields, whole=True)
+    if isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity:
+        # A broadcast fills the elements on its way: it waits until they exist, so that
+        # elements a model generates receive it too (D8).
+        reads |= _target_keys(registry, flow, lambda fields: fields[:-1], whole=False)
     return reads
 
 
 def flow_writes(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
+    return _target_keys(registry, flow, lambda fields: fields, whole=True)
+
+
+def _target_keys(
+    registry: NodeRegistry,
+    flow: Flow,
+    part: Callable[[tuple[NodeField, ...]], tuple[NodeField, ...]],
+    *,
+    whole: bool,
+) -> set[FieldKey]:
+    """The fields along ``part`` of each ``value`` target's path from its start."""
     destination = flow.destination
     if destination is None:
         return set()
     absolute = str(getattr(flow.command.command, "destination_path", "")).startswith("task.")
     start = registry.path(destination.node.tag)[0] if absolute else flow.node
-    writes: set[FieldKey] = set()
+    keys: set[FieldKey] = set()
     for mapping_flow in flow.mappings:
         if mapping_flow.scope == "value" and mapping_flow.target is not None:
             fields = destination.fields + mapping_flow.target.fields
-            writes |= _path_keys(registry, start, fields, whole=True)
-    return writes
+            keys |= _path_keys(registry, start, part(fields), whole=whole)
+    return keys
 
 
 def step_writes(registry: NodeRegistry, step: PlanStep) -> set[FieldKey]:

@@ -22,10 +22,20 @@ from pydantic import BaseModel
 
 from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node
+from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
 
-__all__ = ["Address", "Output", "RunState", "copied", "elements", "instance_text", "to_plain"]
+__all__ = [
+    "Address",
+    "Output",
+    "RunState",
+    "copied",
+    "elements",
+    "fill_defaults",
+    "instance_text",
+    "known_defaults",
+    "to_plain",
+]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -81,7 +91,7 @@ class RunState:
         for root in registry.roots():
             values = to_plain(inputs.get(root.tag, {}))
             roots[root.tag] = values if isinstance(values, dict) else {}
-            _fill_defaults(registry, root, roots[root.tag])
+            fill_defaults(registry, root, roots[root.tag])
             check_unicode(roots[root.tag], root.tag)
         return cls(registry=registry, roots=roots)
 
@@ -264,16 +274,24 @@ def _plain_level(value: object) -> object:
     return value
 
 
-def _fill_defaults(registry: NodeRegistry, root: Node, values: dict[str, object]) -> None:
+def known_defaults(node: Node) -> dict[str, object]:
+    """The node's fields whose defaults make them known (D2), with those defaults."""
+    return {f.name: _default(node, f) for f in node.fields if f.has_known_default}
+
+
+def _default(node: Node, node_field: NodeField) -> object:
+    info = node.node_class.model_fields[node_field.name]
+    return copied(info.get_default(call_default_factory=True))
+
+
+def fill_defaults(registry: NodeRegistry, root: Node, values: dict[str, object]) -> None:
     """Set each known default that the values lack, in this node and the nodes below."""
     pending = [(root, values)]
     while pending:
         node, node_values = pending.pop()
         for node_field in node.fields:
-            info = node.node_class.model_fields[node_field.name]
             if node_field.name not in node_values and node_field.has_known_default:
-                default = info.get_default(call_default_factory=True)
-                node_values[node_field.name] = copied(default)
+                node_values[node_field.name] = _default(node, node_field)
             child = registry.child(node, node_field.name)
             if child is None:
                 continue

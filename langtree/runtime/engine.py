@@ -35,6 +35,7 @@ from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.outcome import run_result
 from langtree.runtime.precheck import missing_external_variables
@@ -164,6 +165,7 @@ class _Run:
             observed=_observed(),
         )
         self.cooldowns: dict[str, Cooldown] = {}
+        self.parts = KnownParts(setup.registry, builder.known)
         self.calls = [self._step_call(step, provider) for step in self.steps]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
@@ -175,7 +177,7 @@ class _Run:
         assert node is not None
         key = step.model or provider.default
         config = provider.config(key)
-        output = step_model(node, step)
+        output = step_model(node, step, self.parts)
         settings = self.setup.settings
         return StepCall(
             binding=bind_structured(provider.get(key), tool_schema(output), config.method),
@@ -389,6 +391,9 @@ class _Run:
         fresh = {name: value for name, value in values.items() if name not in current}
         if self.state.instance(address) is None:
             return {}
+        node = self.setup.registry.get(address.tag)
+        assert node is not None
+        self.parts.fill(node, fresh)
         self.state.write_generated(address, fresh)
         return fresh
 

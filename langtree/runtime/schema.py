@@ -3,7 +3,8 @@
 One class is built per plan step (DESIGN D11), from the node's field annotations and
 their descriptions with the DSL commands removed. Nested ``TreeNode`` classes are used as
 they are, so a node generated whole arrives as the user's own class, and the class
-validates what the model sends.
+validates what the model sends; where a nested class has known fields, a subclass that
+leaves them out is used instead (see :mod:`langtree.runtime.known_parts`).
 
 The model itself is shown :func:`tool_schema`, the class's JSON schema with every
 description cleaned: the docstrings and field descriptions of nested node classes lose
@@ -19,6 +20,7 @@ from pydantic import BaseModel, Field, create_model
 
 from langtree.dsl.extraction import extract_commands
 from langtree.errors import CommandParseError
+from langtree.runtime.known_parts import KnownParts
 from langtree.structure.plan import PlanStep
 from langtree.structure.tree import Node
 from langtree.structure.tree_node import display_name
@@ -28,12 +30,15 @@ __all__ = ["clean_description", "step_model", "tool_schema"]
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
 
 
-def step_model(node: Node, step: PlanStep) -> type[BaseModel]:
+def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> type[BaseModel]:
     """A pydantic class with the step's fields, each required, in the step's order.
 
     Args:
         node: The node whose fields the step generates.
         step: The plan step.
+        parts: The known fields of nodes generated whole; a node field whose nested
+            classes have some gets variants of them that leave those out (a run always
+            passes them; without, the user's classes are used as they are).
 
     Returns:
         A class named after the node and the fields (the tool name models see).
@@ -54,7 +59,8 @@ def step_model(node: Node, step: PlanStep) -> type[BaseModel]:
         node_field = node.field(name)
         assert node_field is not None, f"{node.tag} has no field {name!r}"
         description = node_field.description.strip() or None
-        definitions[name] = (node_field.annotation, Field(description=description))
+        annotation = parts.annotation(node, node_field) if parts else node_field.annotation
+        definitions[name] = (annotation, Field(description=description))
     class_name = _NOT_A_NAME.sub("_", f"{display_name(node.node_class)}_{'_'.join(step.fields)}")
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
         class_name,

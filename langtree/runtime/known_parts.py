@@ -1,0 +1,136 @@
+"""Known fields inside a node generated whole: never asked for, filled in after (D2, D8).
+
+A generated node field is produced whole inside its step, but some fields of the nested
+classes may already be known: a non-``None`` default, or a ``value`` target that an
+``@all ... *`` broadcasts into every element. The step's class then uses a *variant* of
+each such nested class: a subclass of the user's class whose known fields are left out of
+the JSON schema the model sees (``SkipJsonSchema``) and are not required, so that the
+user's validators still check what the model writes. Once the step's output is read,
+:func:`fill_known` drops whatever stands in the known fields and sets the defaults again;
+the broadcast then writes its value into every element (its command waits for the step
+that generates the list, see ``langtree.prompts.schedule.flow_reads``).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, Field, create_model
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import SkipJsonSchema
+
+from langtree.prompts.state import elements, fill_defaults
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree import Node, NodeField
+
+__all__ = ["KnownParts"]
+
+
+class KnownParts:
+    """The known fields of nodes generated whole, for the classes and values of steps.
+
+    Args:
+        registry: The nodes.
+        known: The known fields by node tag (``langtree.structure.known.known_fields``).
+    """
+
+    def __init__(self, registry: NodeRegistry, known: Mapping[str, set[str]]) -> None:
+        self.registry = registry
+        self.known = known
+        self._variants: dict[str, type[BaseModel]] = {}
+        self._holds_known: dict[str, bool] = {}
+
+    def annotation(self, node: Node, node_field: NodeField) -> object:
+        """The field's annotation with its node class replaced by a variant, if needed."""
+        child = self.registry.child(node, node_field.name)
+        if child is None or not self._has_known(child):
+            return node_field.annotation
+        return _swapped(node_field.annotation, child.node_class, self._variant(child))
+
+    def fill(self, node: Node, values: dict[str, object]) -> None:
+        """Drop what a step wrote into known fields below ``node``'s generated fields
+        ``values``, and set their defaults again."""
+        for name, value in values.items():
+            child = self.registry.child(node, name)
+            node_field = node.field(name)
+            if child is None or node_field is None or not self._has_known(child):
+                continue
+            for _, element in elements(value, node_field.shape.list_depth):
+                if isinstance(element, dict):
+                    self._fill_element(child, element)
+
+    def _fill_element(self, top: Node, values: dict[str, object]) -> None:
+        pending = [(top, values)]
+        while pending:
+            node, node_values = pending.pop()
+            for name in self.known.get(node.tag, ()):
+                node_values.pop(name, None)
+            for node_field in node.fields:
+                child = self.registry.child(node, node_field.name)
+                if child is None:
+                    continue
+                found = elements(node_values.get(node_field.name), node_field.shape.list_depth)
+                pending += [(child, item) for _, item in found if isinstance(item, dict)]
+        fill_defaults(self.registry, top, values)
+
+    def _has_known(self, node: Node) -> bool:
+        """Whether ``node`` or a node below it has a known field."""
+        if node.tag not in self._holds_known:
+            below = self.registry.children(node.tag)
+            self._holds_known[node.tag] = bool(self.known.get(node.tag)) or any(
+                self._has_known(child) for child in below
+            )
+        return self._holds_known[node.tag]
+
+    def _variant(self, node: Node) -> type[BaseModel]:
+        """The user's class of ``node``, its known fields out of the schema."""
+        if node.tag in self._variants:
+            return self._variants[node.tag]
+        user_class = node.node_class
+        known = self.known.get(node.tag, set())
+        overrides: dict[str, Any] = {}
+        for node_field in node.fields:
+            info = user_class.model_fields[node_field.name]
+            if node_field.name in known:
+                overrides[node_field.name] = (_OUT_OF_SCHEMA, _placeholder(info, node_field))
+            else:
+                swapped = self.annotation(node, node_field)
+                if swapped is not node_field.annotation:
+                    overrides[node_field.name] = (swapped, info)
+        variant = create_model(
+            user_class.__name__,
+            __base__=user_class,
+            __doc__=user_class.__doc__,
+            __module__=user_class.__module__,
+            **overrides,
+        )
+        self._variants[node.tag] = variant
+        return variant
+
+
+_OUT_OF_SCHEMA = Annotated[Any, SkipJsonSchema()]
+
+
+def _placeholder(info: FieldInfo, node_field: NodeField) -> Any:
+    """A known field's stand-in: its default when it has one (validators see the real
+    value), else ``None`` until the broadcast writes it."""
+    if node_field.has_known_default:
+        return Field(default_factory=lambda: info.get_default(call_default_factory=True))
+    return Field(default=None)
+
+
+def _swapped(annotation: object, old: type, new: type) -> object:
+    """``annotation`` with the class ``old`` replaced by ``new`` wherever it stands."""
+    if annotation is old:
+        return new
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is None or not args:
+        return annotation
+    if origin is Annotated:
+        return Annotated[_swapped(args[0], old, new), *annotation.__metadata__]  # type: ignore[attr-defined]
+    swapped = tuple(_swapped(arg, old, new) for arg in args)
+    if origin in (Union, types.UnionType):
+        return Union[swapped]  # noqa: UP007 - built from a tuple of members
+    return origin[swapped]
