@@ -14,7 +14,8 @@ will receive.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+import functools
+from collections.abc import Callable, Collection, Iterator
 
 from langtree.prompts.state import Address, Output, RunState, copied
 from langtree.prompts.values import Pending
@@ -23,7 +24,7 @@ from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.tree import NodeField
 from langtree.structure.type_config import TypeMappingConfig
 
-__all__ = ["EXTERNAL", "apply_flow"]
+__all__ = ["EXTERNAL", "apply_flow", "write_iterations"]
 
 EXTERNAL = Address("prompt.external")
 """Where ``@all->prompt.external`` sends its variables."""
@@ -58,6 +59,27 @@ def apply_flow(
             _apply_at(state, flow, mappings, cwd, values, config)
 
 
+def write_iterations(
+    state: RunState,
+    flow: Flow,
+    config: TypeMappingConfig,
+    assign: Callable[[MappingFlow, _Indices], bool],
+) -> None:
+    """Carry out an element-wise ``@each``'s ``value`` mappings for some iterations.
+
+    Every iteration gets its destination element; ``assign`` picks, per mapping, the
+    iterations whose values are written (their sources are known).
+
+    Raises:
+        ExecutionError: As :func:`apply_flow`.
+    """
+    mappings = [m for m in flow.mappings if m.scope == "value"]
+    for cwd in state.instances(flow.node.tag):
+        values = state.view(cwd)
+        if values is not None:
+            _apply_at(state, flow, mappings, cwd, values, config, assign=assign)
+
+
 def _apply_at(
     state: RunState,
     flow: Flow,
@@ -65,6 +87,8 @@ def _apply_at(
     cwd: Address,
     values: dict[str, object],
     config: TypeMappingConfig,
+    *,
+    assign: Callable[[MappingFlow, _Indices], bool] | None = None,
 ) -> None:
     iterations = _iterations(flow, values)
     for mapping_flow in mappings:
@@ -72,10 +96,13 @@ def _apply_at(
             (indices, _source_value(flow, mapping_flow, element, values))
             for indices, element in iterations
         ]
-        if mapping_flow.scope == "value":
+        if mapping_flow.scope != "value":
+            _send(state, flow, mapping_flow, cwd, sent)
+        elif assign is None:
             write_values(state, flow, mapping_flow, values, sent, config)
         else:
-            _send(state, flow, mapping_flow, cwd, sent)
+            picked = functools.partial(assign, mapping_flow)
+            write_values(state, flow, mapping_flow, values, sent, config, assign=picked)
 
 
 # -- reading ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import RunState
-from langtree.structure.flows import Flow, TargetScope
+from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
@@ -27,6 +27,7 @@ __all__ = [
     "FlowSchedule",
     "flow_reads",
     "flow_writes",
+    "source_reads",
     "step_writes",
 ]
 
@@ -132,16 +133,20 @@ def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
     if flow.inclusion is not None:
         reads |= _path_keys(registry, flow.node, flow.inclusion.fields, whole=False)
     for mapping_flow in flow.mappings:
-        source = mapping_flow.source
-        if source is None:
-            reads |= _subtree_keys(registry, flow.node)
-        else:
-            reads |= _path_keys(registry, flow.node, source.fields, whole=True)
+        reads |= source_reads(registry, flow, mapping_flow)
     if isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity:
         # A broadcast fills the elements on its way: it waits until they exist, so that
         # elements a model generates receive it too (D8).
         reads |= _target_keys(registry, flow, lambda fields: fields[:-1], whole=False)
     return reads
+
+
+def source_reads(registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow) -> set[FieldKey]:
+    """The fields a mapping's source reads (``*``: the command's whole node)."""
+    source = mapping_flow.source
+    if source is None:
+        return _subtree_keys(registry, flow.node)
+    return _path_keys(registry, flow.node, source.fields, whole=True)
 
 
 def flow_writes(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:

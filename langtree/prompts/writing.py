@@ -7,6 +7,8 @@ already holds a different number of elements is an error, never a silent truncat
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.state import RunState, copied, elements
 from langtree.prompts.values import Pending, PendingList, contains_pending, pending_list
@@ -29,7 +31,15 @@ def write_values(
     values: dict[str, object],
     sent: _Sent,
     config: TypeMappingConfig,
+    *,
+    assign: Callable[[_Indices], bool] | None = None,
 ) -> None:
+    """Write one mapping's per-iteration values into the destination.
+
+    Args:
+        assign: For an ``@each``, which iterations' values to write; the others only get
+            their elements (``None``: all iterations are written).
+    """
     assert mapping_flow.target is not None
     assert flow.destination is not None
     fields = flow.destination.fields + mapping_flow.target.fields
@@ -44,7 +54,7 @@ def write_values(
     if not laid_out:
         writer.empty(start, fields)
     for indices, value in laid_out:
-        writer.store(start, fields, (), indices, value)
+        writer.store(start, fields, (), indices, value, assign=assign is None or assign(indices))
 
 
 def _has_star(flow: Flow) -> bool:
@@ -114,6 +124,8 @@ class _Writer:
         prefix: _Indices,
         indices: _Indices,
         value: object,
+        *,
+        assign: bool = True,
     ) -> None:
         """Write ``value`` at ``fields``; ``indices`` pick the elements of the lists crossed.
 
@@ -123,6 +135,7 @@ class _Writer:
             prefix: The indices used above ``values`` (where the list counts apply).
             indices: The indices still to use, outermost first.
             value: The value to write.
+            assign: Whether to write the value, or only to make the elements on the way.
         """
         node_field, rest = fields[0], fields[1:]
         slot: object = values
@@ -139,14 +152,15 @@ class _Writer:
             depth -= 1
             annotation = item_type(strip_optional(annotation)[0])
         if not rest:
-            _assign(slot, key, self._convert(value, annotation, node_field, depth))
+            if assign:
+                _assign(slot, key, self._convert(value, annotation, node_field, depth))
             return
         child = _get(slot, key)
         if child is None:
             child = {}
             _assign(slot, key, child)
         if isinstance(child, dict):
-            self.store(child, rest, prefix, indices, value)
+            self.store(child, rest, prefix, indices, value, assign=assign)
 
     def _store_unknown(
         self,

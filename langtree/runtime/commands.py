@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from langtree.prompts.dataflow import write_iterations
 from langtree.prompts.schedule import CommandReadiness, FieldKey
-from langtree.prompts.state import RunState
+from langtree.prompts.state import Address, RunState
+from langtree.runtime.element_flows import Assign, ElementFlows
 from langtree.runtime.provenance import ProvenanceLog
 from langtree.structure.flows import Flow
 from langtree.structure.plan import PlanStep
@@ -58,6 +60,7 @@ class CommandTracker(CommandReadiness):
         ]
         self.producers = [self._closure(index, direct) for index in range(len(self.flows))]
         self.required = [self._required(position, step) for position, step in enumerate(steps)]
+        self.elements = ElementFlows(registry, self.flows, steps, self.producers, direct)
 
     def _closure(self, index: int, direct: list[set[int]]) -> set[int]:
         """The steps a command waits for, directly or through the commands blocking it."""
@@ -80,8 +83,10 @@ class CommandTracker(CommandReadiness):
         }
 
     def ready_for(self, position: int) -> bool:
-        """Whether every command the step at ``position`` waits for has been carried out."""
-        return not self.required[position] & self.waiting
+        """Whether every command the step at ``position`` waits for has been carried out,
+        or laid out element by element for a step whose instances wait per element."""
+        waiting = self.required[position] & self.waiting
+        return not waiting - self.elements.early_for(position)
 
     def finish_step(self, position: int, state: RunState, config: TypeMappingConfig) -> None:
         """Record that a step finished for all its instances, and run what became ready.
@@ -94,8 +99,36 @@ class CommandTracker(CommandReadiness):
         self.apply_ready(state, config)
 
     def apply_ready(self, state: RunState, config: TypeMappingConfig) -> None:
-        """Carry out every waiting command whose reads are all settled."""
+        """Carry out every waiting command whose reads are all settled, and lay out the
+        element-wise commands that may start."""
         self.carry_out_ready(state, config)
+        for index in self.elements.to_lay_out(self.waiting, self.blockers):
+            self._write_elements(state, index, config, self.elements.known_sources(index))
+
+    def finish_instance(
+        self, position: int, address: Address, state: RunState, config: TypeMappingConfig
+    ) -> None:
+        """Write what an instance's output sends to its own elements, element by element.
+
+        Raises:
+            ExecutionError: A value does not fit its target.
+        """
+        for write in self.elements.fed_by(position, address, self.waiting):
+            self._write_elements(state, write.index, config, write.assign, write.instances)
+
+    def _write_elements(
+        self,
+        state: RunState,
+        index: int,
+        config: TypeMappingConfig,
+        assign: Assign,
+        instances: tuple[Address, ...] = (),
+    ) -> None:
+        flow = self.flows[index]
+        before = self.log.snapshot(state, flow, instances) if self.log is not None else None
+        write_iterations(state, flow, config, assign)
+        if self.log is not None and before is not None:
+            self.log.record_mapping(before, state, flow, instances)
 
     def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
         """Write a command's ``value`` targets, and log what they wrote."""

@@ -342,6 +342,7 @@ class _Run:
                 raise _failure(prompt, generated)
             parsed, attempts = generated.output, generated.attempts
         written = self._write(address, parsed)
+        self.commands.finish_instance(position, address, self.state, self.setup.config)
         if written:
             last = attempts[-1] if attempts else None
             self.log.record_step(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -178,22 +178,38 @@ class ProvenanceLog:
                 sample=sample,
             )
 
-    def snapshot(self, state: RunState, flow: Flow | None = None) -> dict[str, object]:
+    def snapshot(
+        self, state: RunState, flow: Flow | None = None, at: Sequence[Address] = ()
+    ) -> dict[str, object]:
         """Every value the state holds, by field path (plain copies); with ``flow``, only
-        those of the root task its ``value`` targets write into."""
+        those of the root task its ``value`` targets write into; with ``at``, only those
+        of these instances."""
         snapshot = _Snapshot(self.registry, {})
+        if at:
+            for address in at:
+                node, values = self.registry.get(address.tag), state.instance(address)
+                if node is not None and values is not None:
+                    snapshot.add_node(node, values, instance_text(self.registry, address))
+            return snapshot.values
         written = _written_root(flow) if flow is not None else None
         for root in self.registry.roots():
             if written is None or root.tag == written:
                 snapshot.add_node(root, state.roots.get(root.tag, {}), root.tag)
         return snapshot.values
 
-    def record_mapping(self, before: Mapping[str, object], state: RunState, flow: Flow) -> None:
-        """Record the values a command's ``value`` targets changed since ``before``."""
+    def record_mapping(
+        self,
+        before: Mapping[str, object],
+        state: RunState,
+        flow: Flow,
+        instances: Sequence[Address] = (),
+    ) -> None:
+        """Record the values a command's ``value`` targets changed since ``before`` (taken
+        with the same ``instances``, see :meth:`snapshot`)."""
         at = _now()
         origin = flow.command.origin
         location = origin.class_name + (f".{origin.field_name}" if origin.field_name else "")
-        for path, value in self.snapshot(state, flow).items():
+        for path, value in self.snapshot(state, flow, instances).items():
             if path in before and before[path] == value:
                 continue
             self._add(

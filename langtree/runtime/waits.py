@@ -4,9 +4,11 @@ An instance of step S at ``Address(tag, indices)`` that depends on plan step P w
 for P's instances in its own branch of the tree: those whose indices agree with its own
 on the list levels of the deepest node the two steps' nodes share (their longest common
 ancestor). When that ancestor is the root task, or the two nodes lie in different tasks,
-it waits for every instance of P. A section's summary thus waits for its own paragraphs
-only, a paragraph's second step for its first step on the same paragraph, and a step of
-another task (or of the root) for all of them.
+it waits for every instance of P, unless an element-wise ``@each`` links the two steps
+(``PlanStep.element_waits``): then element *i* waits for P's instances of iteration *i*.
+A section's summary thus waits for its own paragraphs only, a paragraph's second step
+for its first step on the same paragraph, and a step of another task (or of the root)
+for all of them, or for its own element's.
 
 The bookkeeping is event driven: each opened step keeps, for every number of shared list
 levels its dependents need, a count of unfinished instances per index prefix; when a
@@ -39,6 +41,14 @@ def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
     return levels
 
 
+def _levels(registry: NodeRegistry, step: PlanStep, prerequisite: PlanStep) -> int:
+    """The index levels on which ``step``'s instances match ``prerequisite``'s: those of
+    their shared branch, or more for an element-wise ``@each`` between them."""
+    shared = shared_levels(registry, step.node_tag, prerequisite.node_tag)
+    aligned = [wait.levels for wait in step.element_waits if wait.step_id == prerequisite.id]
+    return max([shared, *aligned])
+
+
 class InstanceWaits:
     """The instances of opened steps, and which of them may start.
 
@@ -52,10 +62,7 @@ class InstanceWaits:
         position_of = {step.id: position for position, step in enumerate(steps)}
         self.needs: list[list[tuple[int, int]]] = [
             [
-                (
-                    position_of[dep],
-                    shared_levels(registry, step.node_tag, steps[position_of[dep]].node_tag),
-                )
+                (position_of[dep], _levels(registry, step, steps[position_of[dep]]))
                 for dep in step.depends_on
                 if dep in position_of
             ]

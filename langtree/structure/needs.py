@@ -22,6 +22,7 @@ from typing import TypeAlias
 
 from langtree.dsl.extraction import Extraction
 from langtree.errors import Diagnostic
+from langtree.structure.element_flows import element_levels
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.known import field_holder
 from langtree.structure.origins import Origin
@@ -68,6 +69,10 @@ class Need:
     producer: FieldKey
     command: NodeCommand | None = None
     variable: VariableUse | None = None
+    element_levels: int = 0
+    """On how many list levels the consumer's instances need only the producer's instances
+    with the same indices (an element-wise ``@each``, see
+    ``langtree.structure.element_flows``); 0: they need all of them."""
 
     def diagnostic(self, node: Node, message: str, hint: str) -> Diagnostic:
         """An error at the command or variable behind the need, else at ``node``."""
@@ -142,11 +147,19 @@ class _NeedFinder:
     def flow_needs(self, flows: list[Flow]) -> Iterator[Need]:
         writers = self._value_writers(flows)
         for flow in flows:
+            levels = element_levels(self.registry, flow, self.produced)
             for mapping_flow in flow.mappings:
-                producers = self._producers(list(self._sources(flow, mapping_flow)), writers)
+                sources = list(self._sources(flow, mapping_flow))
+                producers = self._producers(sources, writers)
                 for consumer in self._consumers(flow, mapping_flow) if producers else ():
                     for producer in producers:
-                        yield Need(consumer=consumer, producer=producer, command=flow.command)
+                        yield Need(
+                            consumer=consumer,
+                            producer=producer,
+                            command=flow.command,
+                            # Only the command's own sources lie in the iterated elements.
+                            element_levels=levels if producer in sources else 0,
+                        )
 
     def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[list[FieldKey]]]:
         """For each field a ``value`` mapping writes, the sources of each such mapping."""

@@ -29,7 +29,22 @@ from langtree.structure.steps import StepDraft, element_path, step_id
 from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
-__all__ = ["ExecutionPlan", "PlanStep", "build_plan"]
+__all__ = ["ElementWait", "ExecutionPlan", "PlanStep", "build_plan"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElementWait:
+    """A prerequisite whose instances a step's instances wait for element by element.
+
+    Attributes:
+        step_id: The prerequisite step.
+        levels: An instance waits only for the prerequisite's instances whose first
+            ``levels`` list indices equal its own (an element-wise ``@each``: element *i*
+            of the destination needs only what iteration *i* reads).
+    """
+
+    step_id: str
+    levels: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +62,8 @@ class PlanStep:
         list_levels: How many lists the node lies in: 0 means one call; otherwise one
             call per element, known only when the data is.
         depends_on: The ids of the steps that must finish first.
+        element_waits: Those of ``depends_on`` that an instance waits for element by
+            element, beyond the elements of its own branch of the tree.
     """
 
     id: str
@@ -58,6 +75,7 @@ class PlanStep:
     resample: int
     list_levels: int
     depends_on: tuple[str, ...]
+    element_waits: tuple[ElementWait, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,10 +139,14 @@ def build_plan(
 
 
 def _distinct(needs: list[Need]) -> list[Need]:
-    """The first need of each (consumer, producer) pair."""
+    """The first need of each (consumer, producer) pair, element by element only when
+    every need of the pair is."""
     first: dict[tuple[Consumer, FieldKey], Need] = {}
     for need in needs:
-        first.setdefault((need.consumer, need.producer), need)
+        key = (need.consumer, need.producer)
+        kept = first.setdefault(key, need)
+        if need.element_levels < kept.element_levels:
+            first[key] = replace(kept, element_levels=need.element_levels)
     return list(first.values())
 
 
@@ -133,6 +155,8 @@ class _PlanBuilder:
         self.registry = registry
         self.drafts = drafts
         self.edges: dict[str, dict[str, Need | None]] = defaultdict(dict)
+        # Per edge (consumer id, producer id): the list levels its instances align on.
+        self.element_levels: dict[tuple[str, str], int] = {}
         self.diagnostics: list[Diagnostic] = []
         self._index()
 
@@ -215,13 +239,33 @@ class _PlanBuilder:
             if producer is None:
                 continue
             for consumer in self._consumer_steps(need.consumer):
-                if consumer.id == producer.id or producer.id in self.edges[consumer.id]:
+                if consumer.id == producer.id:
+                    continue
+                if producer.id in self.edges[consumer.id]:
+                    self._align(consumer, producer, need)
                     continue
                 conflict = self._order_conflict(consumer, producer)
                 if conflict is not None:
                     self.diagnostics.append(_order_diagnostic(need, *conflict))
                 else:
                     self.edges[consumer.id][producer.id] = need
+                    self._align(consumer, producer, need)
+
+    def _align(self, consumer: StepDraft, producer: StepDraft, need: Need) -> None:
+        """Keep the list levels an edge's instances align on: the fewest any of its needs
+        allows; an edge of the declared order has none (every instance waits for all)."""
+        if self.edges[consumer.id].get(producer.id) is None:
+            return
+        levels = min(
+            need.element_levels,
+            self._list_levels(consumer.node_tag),
+            self._list_levels(producer.node_tag),
+        )
+        key = (consumer.id, producer.id)
+        self.element_levels[key] = min(self.element_levels.get(key, levels), levels)
+
+    def _list_levels(self, tag: str) -> int:
+        return sum(node.list_depth for node in path_to(self.registry, self._node(tag)))
 
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
         drafts = self.by_node.get(consumer[0], [])
@@ -261,7 +305,6 @@ class _PlanBuilder:
         return ExecutionPlan(steps=steps), self.diagnostics
 
     def _step(self, draft: StepDraft) -> PlanStep:
-        node = self._node(draft.node_tag)
         return PlanStep(
             id=draft.id,
             node_tag=draft.node_tag,
@@ -270,8 +313,13 @@ class _PlanBuilder:
             modifier=draft.modifier,
             model=draft.model,
             resample=draft.resample,
-            list_levels=sum(n.list_depth for n in path_to(self.registry, node)),
+            list_levels=self._list_levels(draft.node_tag),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
+            element_waits=tuple(
+                ElementWait(step_id=producer, levels=levels)
+                for producer in sorted(self.edges.get(draft.id, {}))
+                if (levels := self.element_levels.get((draft.id, producer), 0)) > 0
+            ),
         )
 
     def _cycle_diagnostic(self, cycle: list[str]) -> Diagnostic:

@@ -10,6 +10,7 @@ from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.prompts.state import Address
 from langtree.runtime import LLMProvider
 from langtree.runtime.waits import InstanceWaits, shared_levels
+from langtree.structure.plan import ElementWait
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
 
@@ -340,3 +341,113 @@ def test_a_reader_through_a_further_command_waits_for_the_first_writer() -> None
     prompt = "".join(str(message.content) for message in answer.messages)
     assert "Use title of task.writer." in prompt
     assert "## Head\n\ntitle of task.writer\n" in prompt
+
+
+# -- an element-wise @each: element i waits for iteration i alone (D3, D4, D7) -------------
+
+
+class Chapter(TreeNode):
+    """Summarise the chapter."""
+
+    text: str = Field(description="The chapter.")
+    summary: str = Field(description="One sentence.")
+
+
+class TaskBook(TreeNode):
+    """Summarise a book."""
+
+    chapters: list[Chapter] = Field(
+        default=[],
+        description="! @each[chapters]->task.reviews.items@{{value.source=chapters.summary}}*",
+    )
+
+
+class Review(TreeNode):
+    """Review one chapter summary."""
+
+    source: str = Field(description="The summary to review.")
+    review: str = Field(description="The review.")
+
+
+class TaskReviews(TreeNode):
+    """Review every chapter."""
+
+    items: list[Review] = Field(default=[], description="One per chapter.")
+
+
+CHAPTER, REVIEW = "task.book.chapters[{}]", "task.reviews.items[{}]"
+BOOK = {TaskBook: {"chapters": [{"text": "one"}, {"text": "two"}, {"text": "three"}]}}
+
+
+def test_an_element_wise_each_is_planned_element_by_element() -> None:
+    structure = RunStructure()
+    structure.add(TaskBook)
+    structure.add(TaskReviews)
+
+    review = structure.plan(BOOK).step("task.reviews.items:review")
+
+    assert review.depends_on == ("task.book.chapters:summary",)
+    assert review.element_waits == (ElementWait(step_id="task.book.chapters:summary", levels=1),)
+
+
+def test_a_destination_element_waits_only_for_its_own_source_element() -> None:
+    events = Events(slow=CHAPTER.format(1))
+
+    result = run(events.model(), BOOK, TaskBook, TaskReviews)
+
+    assert events.at("start", REVIEW.format(0)) < events.at("end", CHAPTER.format(1))
+    assert events.at("start", REVIEW.format(2)) < events.at("end", CHAPTER.format(1))
+    for index in range(3):
+        assert events.at("start", REVIEW.format(index)) > events.at("end", CHAPTER.format(index))
+    items = result[TaskReviews].items
+    assert [item.source for item in items] == [f"summary of {CHAPTER.format(i)}" for i in range(3)]
+    assert [item.review for item in items] == [f"review of {REVIEW.format(i)}" for i in range(3)]
+    (written,) = [
+        record
+        for record in result.provenance("task.reviews.items[1].source")
+        if record.kind == "mapping"
+    ]
+    assert written.value == f"summary of {CHAPTER.format(1)}"
+
+
+def test_a_failed_source_element_skips_only_its_own_destination_element() -> None:
+    def responder(request: FakeRequest) -> Mapping[str, object]:
+        if request.node_path == CHAPTER.format(1):
+            raise ValueError("no summary for this one")
+        return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+    structure = RunStructure(
+        {"on_error": "continue"},
+        provider=LLMProvider({"default": FakeChatModel(responder=responder)}),
+    )
+    structure.add(TaskBook)
+    structure.add(TaskReviews)
+
+    result = structure.run(BOOK)
+
+    assert [(s.step_id, s.node_path) for s in result.skipped] == [
+        ("task.reviews.items:review", REVIEW.format(1))
+    ]
+    reviewed = [r.node_path for r in result.trace if r.node_path.startswith("task.reviews")]
+    assert sorted(reviewed) == [REVIEW.format(0), REVIEW.format(2)]
+
+
+class TaskCollected(TreeNode):
+    """Summarise a book, and collect the summaries."""
+
+    chapters: list[Chapter] = Field(
+        default=[],
+        description=(
+            "! @each[chapters]->task.reviews.items@{{value.source=chapters.summary, "
+            "outputs.all_summaries=chapters.summary}}*"
+        ),
+    )
+
+
+def test_an_each_that_also_sends_every_iteration_waits_for_all_of_them() -> None:
+    events = Events(slow="task.collected.chapters[0]")
+    inputs = {TaskCollected: BOOK[TaskBook]}
+
+    run(events.model(), inputs, TaskCollected, TaskReviews)
+
+    assert events.at("start", REVIEW.format(1)) > events.last("end", "task.collected.chapters")
