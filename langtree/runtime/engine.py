@@ -43,7 +43,7 @@ from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import Samples, aggregate, sample
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
-from langtree.runtime.schema import step_model, tool_schema
+from langtree.runtime.schema import output_schema
 from langtree.runtime.setup import RunSetup, RunWatch
 from langtree.runtime.usage import UsageMeter
 from langtree.runtime.waits import InstanceWaits
@@ -81,7 +81,8 @@ async def execute(
             ``on_error="raise"``); ``error.result`` holds what had finished.
         RunLimitError: The run reached its deadline or a usage limit; ``error.result``
             holds what had finished.
-        StructureError: A step's model key is not in the provider.
+        StructureError: A step's model key is not in the provider, or the nodes a step
+            generates whole nest too deep for pydantic to build its schema.
     """
     setup.settings.check()
     state = RunState.start(setup.registry, setup.inputs)
@@ -177,10 +178,10 @@ class _Run:
         assert node is not None
         key = step.model or provider.default
         config = provider.config(key)
-        output = step_model(node, step, self.parts)
+        output, schema = output_schema(node, step, self.parts)
         settings = self.setup.settings
         return StepCall(
-            binding=bind_structured(provider.get(key), tool_schema(output), config.method),
+            binding=bind_structured(provider.get(key), schema, config.method),
             output=output,
             model=key,
             settings=CallSettings(

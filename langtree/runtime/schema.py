@@ -19,13 +19,13 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from langtree.dsl.extraction import extract_commands
-from langtree.errors import CommandParseError
+from langtree.errors import CommandParseError, StructureError
 from langtree.runtime.known_parts import KnownParts
 from langtree.structure.plan import PlanStep
-from langtree.structure.tree import Node
+from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
-__all__ = ["clean_description", "step_model", "tool_schema"]
+__all__ = ["clean_description", "output_schema", "step_model", "tool_schema"]
 
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -68,6 +68,31 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
         **definitions,
     )
     return model
+
+
+def output_schema(
+    node: Node, step: PlanStep, parts: KnownParts
+) -> tuple[type[BaseModel], dict[str, Any]]:
+    """The step's class (:func:`step_model`) and the JSON schema the model is shown.
+
+    Raises:
+        StructureError: The nodes the step generates whole nest too deep for pydantic to
+            build the class or its schema.
+    """
+    try:
+        output = step_model(node, step, parts)
+        return output, tool_schema(output)
+    except RecursionError:
+        fields = ", ".join(repr(name) for name in step.fields)
+        message = (
+            f"The output of step {step.id!r} nests too deep for pydantic to build its "
+            "JSON schema"
+        )
+        hint = (
+            f"give {fields} a value (a default, or a partial node in the inputs) so that "
+            "the nodes below are generated step by step, or nest the classes less deeply"
+        )
+        raise StructureError([node_diagnostic(node, message, hint)]) from None
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")

@@ -71,7 +71,10 @@ def default_problem(
     elif info.default_factory_takes_validated_data:
         return None
     else:
-        value = cast(Callable[[], object], factory)()
+        try:
+            value = cast(Callable[[], object], factory)()
+        except Exception as error:  # the user's code: any failure is reported, not raised
+            return _raised(f"field {name!r} of {owner!r}", info, error)
         if _plainly_fits(value, info):
             return None
     annotation: object = info.annotation
@@ -111,6 +114,15 @@ def _problem(
     return (
         f"{given} does not fit its type ({type_name}): {reasons}",
         f"give the field a default of type {type_name}, or none to have it generated",
+    )
+
+
+def _raised(field: str, info: FieldInfo, error: Exception) -> tuple[str, str]:
+    type_name = render_type(info.annotation)
+    return (
+        f"The default_factory of {field} raised {type(error).__name__}: {str(error):.200}",
+        f"make it return a value of type {type_name} when called without arguments, or "
+        "remove it to have the field generated",
     )
 
 

@@ -2,9 +2,10 @@
 
 import json
 
-from pydantic import BaseModel, Field
+import pytest
+from pydantic import BaseModel, Field, create_model
 
-from langtree import RunStructure, TreeNode
+from langtree import RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider
 from langtree.runtime.schema import clean_description, tool_schema
 from langtree.testing import FakeChatModel
@@ -79,3 +80,29 @@ def test_invalid_arguments_are_still_rejected_by_the_step_class() -> None:
     assert [record.error is None for record in result.trace] == [False, True]
     assert "sections.0.title" in (result.trace[0].error or "")
     assert result[TaskOutline].sections[0].title == "ok"
+
+
+def test_nodes_generated_whole_too_deep_for_pydantic_are_refused_before_any_call() -> None:
+    nested: type[TreeNode] = create_model(
+        "Level0", __base__=TreeNode, text=(str, Field(description="The text."))
+    )
+    for level in range(1, 300):
+        nested = create_model(
+            f"Level{level}", __base__=TreeNode, child=(nested, Field(description="Deeper."))
+        )
+    task = create_model("TaskDeep", __base__=TreeNode, child=(nested, Field(description="All.")))
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(task)
+
+    with pytest.raises(StructureError) as caught:
+        structure.run()
+
+    (problem,) = caught.value.diagnostics
+    assert (problem.class_name, problem.message, problem.hint) == (
+        "TaskDeep",
+        "The output of step 'task.deep:child' nests too deep for pydantic to build its JSON schema",
+        "give 'child' a value (a default, or a partial node in the inputs) so that the nodes "
+        "below are generated step by step, or nest the classes less deeply",
+    )
+    assert model.calls == []

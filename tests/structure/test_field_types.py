@@ -617,6 +617,25 @@ def test_a_default_that_does_not_fit_its_type_is_an_error_before_any_call(
     ]
 
 
+def _no_default() -> int:
+    raise LookupError("no default configured")
+
+
+def test_a_default_factory_that_raises_is_an_error_before_any_call() -> None:
+    assert [
+        (d.field_name, d.message, d.hint)
+        for d in default_of(int, Field(default_factory=_no_default))
+    ] == [
+        (
+            "value",
+            "The default_factory of field 'value' of 'TaskDefaults' raised LookupError: no "
+            "default configured",
+            "make it return a value of type int when called without arguments, or remove it "
+            "to have the field generated",
+        )
+    ]
+
+
 class TaskPartialDefaults(TreeNode):
     section: Section = Field(default={"title": "Intro"})
     sections: list[Section] = Field(default=[Section.model_construct(title="One")])
