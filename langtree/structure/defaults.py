@@ -73,7 +73,8 @@ def default_problem(
     else:
         try:
             value = cast(Callable[[], object], factory)()
-        except Exception as error:  # the user's code: any failure is reported, not raised
+        # The user's code: whatever it raises is reported with the field, not raised.
+        except Exception as error:  # noqa: BLE001
             return _raised(f"field {name!r} of {owner!r}", info, error)
         if _plainly_fits(value, info):
             return None
@@ -120,7 +121,7 @@ def _problem(
 def _raised(field: str, info: FieldInfo, error: Exception) -> tuple[str, str]:
     type_name = render_type(info.annotation)
     return (
-        f"The default_factory of {field} raised {type(error).__name__}: {str(error):.200}",
+        f"The default_factory of {field} raised {type(error).__name__}: {error!s:.200}",
         f"make it return a value of type {type_name} when called without arguments, or "
         "remove it to have the field generated",
     )
