@@ -85,8 +85,7 @@ def output_schema(
     except RecursionError:
         fields = ", ".join(repr(name) for name in step.fields)
         message = (
-            f"The output of step {step.id!r} nests too deep for pydantic to build its "
-            "JSON schema"
+            f"The output of step {step.id!r} nests too deep for pydantic to build its JSON schema"
         )
         hint = (
             f"give {fields} a value (a default, or a partial node in the inputs) so that "
