@@ -802,3 +802,17 @@ def test_output_piped_into_head_ends_quietly_with_status_141(tmp_path: Path) -> 
 
     assert first.startswith("# 2 prompt(s), ")
     assert (status, err) == (141, "")
+
+
+def test_python_dash_m_langtree_is_the_langtree_command() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-m", "langtree", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (finished.returncode, finished.stderr) == (0, "")
+    assert finished.stdout.startswith("usage: langtree [-h] COMMAND ...\n")
