@@ -21,6 +21,7 @@ from langtree.structure.scopes import check_scopes
 from langtree.structure.settings import NodeSettings, compute_settings
 from langtree.structure.steps import draft_steps
 from langtree.structure.stray_commands import check_stray_commands
+from langtree.structure.unicode_texts import check_unicode_texts
 from langtree.structure.value_types import check_value_types
 from langtree.structure.variables import AssemblyVariables
 from langtree.structure.whole_nodes import check_whole_nodes
@@ -79,6 +80,7 @@ def analyse(
     diagnostics += variables.diagnostics + setting_diagnostics + earlier
     diagnostics += check_scopes(registry, flows)
     diagnostics += check_stray_commands(registry)
+    diagnostics += check_unicode_texts(registry)
     diagnostics += check_placeholders(registry, prompt_variable_names(flows), variables)
     diagnostics += check_value_types(flows, config.type_mapping)
     checked = Analysis(

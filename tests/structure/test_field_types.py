@@ -712,3 +712,25 @@ def test_defaults_and_inputs_of_arbitrary_types_are_checked_with_isinstance() ->
     fixed = create_model("TaskBlob", __base__=TaskBlob, wrong=(Blob, Field(default_factory=Blob)))
     result = structure_of(fixed).run({fixed: {"blob": Blob()}})
     assert result[fixed].text == "text 1"
+
+
+def test_a_lone_surrogate_in_a_description_is_an_error_at_validate() -> None:
+    task = create_model(
+        "TaskSurrogate",
+        __base__=TreeNode,
+        text=(str, Field(description="Résumé of the\n« \udfff » text.")),
+    )
+    structure = RunStructure()
+    structure.add(task)
+
+    with pytest.raises(StructureError) as caught:
+        structure.validate()
+
+    (problem,) = caught.value.diagnostics
+    assert (problem.field_name, problem.message, problem.hint) == (
+        "text",
+        "The text holds a lone surrogate ('\\udfff'), which is not Unicode text and cannot be "
+        "sent to a model",
+        "decode the text with errors='strict' or 'replace', or remove the character",
+    )
+    assert (problem.source_line, problem.column, problem.length) == ("« \\udfff » text.", 3, 1)
