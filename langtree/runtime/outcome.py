@@ -7,13 +7,12 @@ every trace record and every write.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 from pydantic import ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.state import RunState
+from langtree.prompts.state import RunState, copied
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.provenance import ProvenanceRecord
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
@@ -70,7 +69,7 @@ def run_result(
         provenance_records=provenance,
         errors=errors,
         skipped=skipped,
-        partials=copy.deepcopy(state.roots),
+        partials=_copied_roots(state),
         invalid=invalid,
         usage=RunUsage.of_trace(trace),
     )
@@ -102,3 +101,11 @@ def _details(error: ValidationError) -> str:
         f"  - {'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
         for detail in error.errors(include_url=False)
     )
+
+
+def _copied_roots(state: RunState) -> dict[str, dict[str, object]]:
+    """The roots' values, copied without recursion (trees may nest deeper than Python's
+    recursion limit)."""
+    roots = copied(state.roots)
+    assert isinstance(roots, dict)
+    return roots

@@ -253,6 +253,16 @@ class _Snapshot:
         self.values = values
 
     def add_node(self, node: Node, values: Mapping[str, object], prefix: str) -> None:
+        """Add the values of a node instance at ``prefix``, and of every node below it
+        (walked without recursion: trees may nest deeper than Python's limit)."""
+        pending = [(node, values, prefix)]
+        while pending:
+            pending += reversed(list(self._node_values(*pending.pop())))
+
+    def _node_values(
+        self, node: Node, values: Mapping[str, object], prefix: str
+    ) -> Iterator[tuple[Node, Mapping[str, object], str]]:
+        """Add a node's own values; yields the node instances below it."""
         shapes = {node_field.name: node_field for node_field in node.fields}
         for name, value in values.items():
             if isinstance(value, Pending) or contains_pending(value):
@@ -264,7 +274,7 @@ class _Snapshot:
                 continue
             for indices, element in _elements(value, shapes[name].shape.list_depth):
                 if isinstance(element, dict):
-                    self.add_node(child, element, path + "".join(f"[{i}]" for i in indices))
+                    yield child, element, path + "".join(f"[{i}]" for i in indices)
 
 
 def _elements(value: object, depth: int) -> Iterator[tuple[tuple[int, ...], object]]:

@@ -3,9 +3,9 @@ wrote each value (DESIGN D14), and, with ``on_error="continue"``, what failed.""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, overload
@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage
 from pydantic_core import to_jsonable_python
 
 from langtree.errors import ExecutionError
+from langtree.prompts.state import copied
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.usage import RunUsage
@@ -192,7 +193,9 @@ class RunResult:
         Raises:
             KeyError: It is not a task of this run.
         """
-        return copy.deepcopy(dict(self.partials.get(self._tag(key), {})))
+        values = copied(dict(self.partials.get(self._tag(key), {})))
+        assert isinstance(values, dict)
+        return values
 
     def provenance(self, path: str) -> tuple[ProvenanceRecord, ...]:
         """What wrote the value at a field path, in write order; the last write wins.
@@ -259,7 +262,16 @@ class RunResult:
             data["partial"] = {
                 tag: to_jsonable_python(self.partials.get(tag)) for tag in self.invalid
             }
-        return json.dumps(data, indent=2, ensure_ascii=False)
+        try:
+            return json.dumps(data, indent=2, ensure_ascii=False)
+        except RecursionError:
+            # The standard library's encoder recurses once per level of nesting.
+            raise ExecutionError(
+                "The run's values nest too deep for JSON text (Python's json module "
+                f"stops at about {sys.getrecursionlimit() // 2} levels)\n"
+                "  hint: read the values from the result (result[TaskClass], "
+                "result.partial(...)) instead"
+            ) from None
 
 
 _PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")

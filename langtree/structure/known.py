@@ -80,9 +80,8 @@ def field_holder(registry: NodeRegistry, resolved: ResolvedPath) -> Node:
 
 
 def _subtree_fields(registry: NodeRegistry, node: Node) -> Iterator[tuple[str, str]]:
-    yield from ((node.tag, f.name) for f in node.fields)
-    for child in registry.children(node.tag):
-        yield from _subtree_fields(registry, child)
+    for member in registry.subtree(node):
+        yield from ((member.tag, f.name) for f in member.fields)
 
 
 def _crossed_count(destination: ResolvedPath, target: ResolvedPath) -> int:

@@ -254,7 +254,7 @@ class _NeedFinder:
         consumer = (node.tag, name)
         yield from self._text_needs(consumer, node, name)
         child = self.registry.child(node, name)
-        for nested in _subtree(self.registry, child) if child is not None else ():
+        for nested in self.registry.subtree(child) if child is not None else ():
             yield from self._text_needs(consumer, nested, None)
             for nested_field in nested.fields:
                 yield from self._text_needs(consumer, nested, nested_field.name)
@@ -292,12 +292,6 @@ class _NeedFinder:
         return None
 
 
-def _subtree(registry: NodeRegistry, node: Node) -> Iterator[Node]:
-    yield node
-    for child in registry.children(node.tag):
-        yield from _subtree(registry, child)
-
-
 def _subtree_keys(registry: NodeRegistry, node: Node) -> Iterator[FieldKey]:
-    for member in _subtree(registry, node):
+    for member in registry.subtree(node):
         yield from ((member.tag, f.name) for f in member.fields)

@@ -174,9 +174,9 @@ class _PlanBuilder:
         self.producer.setdefault((tag, name), draft)
         node = self.registry.get(tag)
         child = self.registry.child(node, name) if node else None
-        if child is not None:
-            for node_field in child.fields:
-                self._claim(child.tag, node_field.name, draft)
+        for member in self.registry.subtree(child) if child is not None else ():
+            for node_field in member.fields:
+                self.producer.setdefault((member.tag, node_field.name), draft)
 
     def _node(self, tag: str) -> Node:
         node = self.registry.get(tag)

@@ -97,6 +97,15 @@ class NodeRegistry:
         """The child nodes of the node with ``tag``, in field order."""
         return self._children.get(tag, [])
 
+    def subtree(self, node: Node) -> Iterator[Node]:
+        """``node`` and every node below it, in tree order (walked without recursion, as
+        trees may nest deeper than Python's recursion limit)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            yield current
+            pending.extend(reversed(self.children(current.tag)))
+
     def path(self, tag: str) -> list[Node]:
         """The nodes from the root task down to the node with ``tag`` (empty if unknown).
 

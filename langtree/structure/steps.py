@@ -50,25 +50,20 @@ def step_id(node_tag: str, fields: tuple[str, ...]) -> str:
 def draft_steps(
     registry: NodeRegistry, known: KnownFields, settings: dict[str, NodeSettings]
 ) -> list[StepDraft]:
-    """The steps of every node that has generated fields, nodes in tree order."""
+    """The steps of every node that has generated fields, nodes in tree order.
+
+    A node's subtree is drafted only through its known node fields (a generated one is
+    produced whole); the walk needs no recursion, however deep the tree.
+    """
     drafts: list[StepDraft] = []
-    for root in registry.roots():
-        _draft_subtree(registry, root, known, settings, drafts)
+    pending = list(reversed(registry.roots()))
+    while pending:
+        node = pending.pop()
+        node_known = known.get(node.tag, set())
+        drafts.extend(_node_steps(node, node_known, settings[node.tag]))
+        below = [registry.child(node, f.name) for f in node.fields if f.name in node_known]
+        pending.extend(reversed([child for child in below if child is not None]))
     return drafts
-
-
-def _draft_subtree(
-    registry: NodeRegistry,
-    node: Node,
-    known: KnownFields,
-    settings: dict[str, NodeSettings],
-    drafts: list[StepDraft],
-) -> None:
-    drafts.extend(_node_steps(node, known.get(node.tag, set()), settings[node.tag]))
-    for node_field in node.fields:
-        child = registry.child(node, node_field.name)
-        if child is not None and node_field.name in known.get(node.tag, set()):
-            _draft_subtree(registry, child, known, settings, drafts)
 
 
 def _node_steps(node: Node, known: set[str], setting: NodeSettings) -> list[StepDraft]:

@@ -196,8 +196,24 @@ def build_task_nodes(task_class: type[TreeNode], tag: str) -> tuple[list[Node], 
         CommandParseError: A command in the subtree cannot be parsed.
     """
     builder = _Builder()
-    builder.visit(task_class, tag, None, None, 0, ())
+    # Depth first, each node before the nodes below it, without recursion: trees may
+    # nest deeper than Python's recursion limit.
+    pending = [_Visit(cls=task_class, tag=tag, parent=None, field_name=None, list_depth=0)]
+    while pending:
+        pending.extend(reversed(builder.visit(pending.pop())))
     return builder.nodes, builder.diagnostics + builder.incomplete()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Visit:
+    """A class to read, at its place in the tree."""
+
+    cls: type[TreeNode]
+    tag: str
+    parent: str | None
+    field_name: str | None
+    list_depth: int
+    ancestors: tuple[type[TreeNode], ...] = ()
 
 
 class _Builder:
@@ -209,15 +225,9 @@ class _Builder:
         self.read: set[type[TreeNode]] = set()
         self.unresolved = False
 
-    def visit(
-        self,
-        cls: type[TreeNode],
-        tag: str,
-        parent: str | None,
-        field_name: str | None,
-        list_depth: int,
-        ancestors: tuple[type[TreeNode], ...],
-    ) -> None:
+    def visit(self, place: _Visit) -> list[_Visit]:
+        """Read one class at its place; returns the node classes below it, in order."""
+        cls, tag, ancestors = place.cls, place.tag, place.ancestors
         first = cls not in self.read
         self.read.add(cls)
         is_complete = complete(cls)
@@ -235,26 +245,27 @@ class _Builder:
             Node(
                 tag=tag,
                 node_class=cls,
-                parent=parent,
-                field_name=field_name,
-                list_depth=list_depth,
+                parent=place.parent,
+                field_name=place.field_name,
+                list_depth=place.list_depth,
                 extraction=docstring.extraction,
                 commands=_node_commands(docstring, tag),
                 fields=tuple(fields),
                 origin=docstring.origin,
             )
         )
-        for node_field in fields:
-            child = node_field.shape.node_class
-            if child is not None and not node_field.unresolved:
-                self.visit(
-                    child,
-                    f"{tag}.{node_field.name}",
-                    tag,
-                    node_field.name,
-                    node_field.shape.list_depth,
-                    (*ancestors, cls),
-                )
+        return [
+            _Visit(
+                cls=child,
+                tag=f"{tag}.{node_field.name}",
+                parent=tag,
+                field_name=node_field.name,
+                list_depth=node_field.shape.list_depth,
+                ancestors=(*ancestors, cls),
+            )
+            for node_field in fields
+            if (child := node_field.shape.node_class) is not None and not node_field.unresolved
+        ]
 
     def node_field(
         self,
