@@ -243,7 +243,7 @@ class RunStructure(TreeStructure):
 
     async def _arun(
         self,
-        inputs: Mapping[object, object] | None,
+        inputs: object,
         variables: Mapping[str, object] | None,
         options: RunOptions,
         watch: RunWatch | None = None,

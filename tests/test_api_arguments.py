@@ -271,9 +271,8 @@ CASES = [
     ),
     pytest.param(
         lambda: structure().build().invoke([TaskGreet]),  # type: ignore[arg-type]
-        ExecutionError,
-        "The run's input must be a mapping of task classes (or tags) to values, got 'list'\n"
-        '  hint: invoke it with the same mapping run() takes, e.g. {TaskClass: {"field": value}}',
+        StructureError,
+        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
         id="build-invoke-list",
     ),
     # LLMProvider(models), get(name), config(name), ModelConfig settings

@@ -20,7 +20,6 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import var_child_runnable_config
 
-from langtree.errors import ExecutionError
 from langtree.runtime.result import RunResult
 from langtree.runtime.setup import RunWatch, run_interruptible
 
@@ -29,9 +28,10 @@ __all__ = ["RunInputs", "StartRun", "run_runnable"]
 RunInputs = Mapping[object, object] | None
 """The runnable's input: task classes or tags to the caller's values (or ``None``)."""
 
-StartRun = Callable[[Mapping[object, object] | None, RunWatch | None], Awaitable[RunResult]]
+StartRun = Callable[[object, RunWatch | None], Awaitable[RunResult]]
 """Starts one run for the given inputs (``RunStructure.arun`` with its settings bound),
-reporting to the watch, when given, what had finished if it is cancelled."""
+reporting to the watch, when given, what had finished if it is cancelled; it checks the
+inputs as ``run()`` does, so that both report the same errors."""
 
 DEFAULT_NAME = "LangTree run"
 
@@ -51,7 +51,7 @@ def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunIn
         # The runnable's child config (its callbacks) becomes the parent of the model
         # calls, also when the run happens on LangTree's own loop thread.
         var_child_runnable_config.set(config)
-        return await start(_inputs(inputs), watch)
+        return await start(inputs, watch)
 
     def invoke(inputs: object, config: RunnableConfig) -> RunResult:
         return run_interruptible(lambda watch: traced(inputs, config, watch))
@@ -61,19 +61,3 @@ def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunIn
 
     runnable: Runnable[Any, RunResult] = RunnableLambda(invoke, afunc=ainvoke, name=name)
     return runnable
-
-
-def _inputs(inputs: object) -> Mapping[object, object] | None:
-    """The inputs mapping, checked.
-
-    Raises:
-        ExecutionError: The input is neither a mapping nor ``None``.
-    """
-    if inputs is None or isinstance(inputs, Mapping):
-        return inputs
-    raise ExecutionError(
-        f"The run's input must be a mapping of task classes (or tags) to values, got "
-        f"{type(inputs).__name__!r}\n"
-        "  hint: invoke it with the same mapping run() takes, e.g. "
-        '{TaskClass: {"field": value}}'
-    )

@@ -7,7 +7,7 @@ from uuid import UUID
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
-from langtree import LLMProvider, RunStructure, TreeNode
+from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import ExecutionError
 from langtree.runtime.progress import RunProgress
 from langtree.testing import FakeChatModel
@@ -137,6 +137,13 @@ def test_progress_counts_finished_and_failed_calls() -> None:
     assert seen[-1] == (3, 3, 2)
 
 
-def test_a_non_mapping_input_is_a_clear_error() -> None:
-    with pytest.raises(ExecutionError, match="must be a mapping"):
+def test_a_non_mapping_input_is_the_error_run_gives() -> None:
+    with pytest.raises(StructureError) as from_invoke:
         structure().build().invoke("Ada")
+    with pytest.raises(StructureError) as from_run:
+        structure().run("Ada")  # type: ignore[arg-type]
+
+    assert from_invoke.value.diagnostics == from_run.value.diagnostics
+    assert "Inputs must be a dict of task classes (or tags) to values, not 'str'" in str(
+        from_invoke.value
+    )
