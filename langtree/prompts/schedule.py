@@ -17,13 +17,12 @@ from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import RunState
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.plan import PlanStep
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = [
     "CommandReadiness",
-    "FieldKey",
     "FlowSchedule",
     "flow_reads",
     "flow_writes",
@@ -32,8 +31,6 @@ __all__ = [
 ]
 
 
-FieldKey = tuple[str, str]
-"""A field of a node: (node tag, field name)."""
 _WRITES: tuple[TargetScope, ...] = ("value",)
 _SENDS: tuple[TargetScope, ...] = ("prompt", "outputs", "external")
 

@@ -18,13 +18,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from langtree.prompts.dataflow import write_iterations
-from langtree.prompts.schedule import CommandReadiness, FieldKey
+from langtree.prompts.schedule import CommandReadiness
 from langtree.prompts.state import Address, RunState
 from langtree.runtime.element_flows import Assign, ElementFlows
 from langtree.runtime.provenance import ProvenanceLog
 from langtree.structure.flows import Flow
 from langtree.structure.plan import PlanStep
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["CommandTracker"]

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from langtree.prompts.schedule import FieldKey, source_reads, step_writes
+from langtree.prompts.schedule import source_reads, step_writes
 from langtree.prompts.state import Address
 from langtree.structure.element_flows import element_levels
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.known import field_holder
 from langtree.structure.plan import PlanStep
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 
 __all__ = ["Assign", "ElementFlows", "ElementWrite"]
 

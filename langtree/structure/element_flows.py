@@ -23,12 +23,9 @@ from collections.abc import Collection
 
 from langtree.structure.flows import Flow
 from langtree.structure.known import field_holder
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 
-__all__ = ["FieldKey", "element_levels", "iteration_keys"]
-
-FieldKey = tuple[str, str]
-"""A field of a node: (node tag, field name)."""
+__all__ = ["element_levels", "iteration_keys"]
 
 
 def element_levels(registry: NodeRegistry, flow: Flow, produced: Collection[FieldKey]) -> int:

@@ -27,21 +27,17 @@ from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.known import field_holder
 from langtree.structure.origins import Origin
 from langtree.structure.placeholders import Placeholder, find_placeholders, placeholder_diagnostic
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft
 from langtree.structure.tree import Node, NodeCommand, node_diagnostic
 
 __all__ = [
     "Consumer",
-    "FieldKey",
     "Need",
     "VariableUse",
     "find_needs",
     "path_to",
 ]
-
-FieldKey: TypeAlias = tuple[str, str]
-"""A field of a node: (node tag, field name)."""
 
 Consumer: TypeAlias = tuple[str, str | None]
 """The step generating a field (node tag, field name), or every step of a node (tag, None)."""

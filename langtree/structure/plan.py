@@ -19,12 +19,11 @@ from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow
 from langtree.structure.needs import (
     Consumer,
-    FieldKey,
     Need,
     find_needs,
     path_to,
 )
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
 from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import get_close_matches
+from typing import TypeAlias
 
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import display_name
 
-__all__ = ["NodeRegistry", "PathProblem", "ResolvedPath"]
+__all__ = ["FieldKey", "NodeRegistry", "PathProblem", "ResolvedPath"]
+
+FieldKey: TypeAlias = tuple[str, str]
+"""A field of a node: (node tag, field name)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
