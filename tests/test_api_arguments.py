@@ -55,7 +55,10 @@ RUN_HINT = (
     "\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
-SETTINGS = "'call_timeout', 'deadline', 'max_concurrency', 'max_retries', 'retry', 'usage_limits'"
+SETTINGS = (
+    "'call_timeout', 'deadline', 'journal', 'max_concurrency', 'max_retries', 'retry', "
+    "'usage_limits'"
+)
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"
 VARIABLES_HINT = "\n  hint: e.g. variables={'company': 'Acme'}"

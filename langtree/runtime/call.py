@@ -45,6 +45,7 @@ from pydantic import BaseModel, ValidationError
 
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
+from langtree.runtime.call_key import call_key
 from langtree.runtime.failure import RunLimitError
 from langtree.runtime.faults import (
     FailureKind,
@@ -53,6 +54,7 @@ from langtree.runtime.faults import (
     is_cut_off,
     retry_after,
 )
+from langtree.runtime.journal import Journal, JournalEntry
 from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
@@ -132,6 +134,7 @@ class CallContext:
         rng: Draws the jitter of the backoff.
         observed: Whether callbacks observe the run (LangChain tracing, a progress bar):
             only then is each call traced as a chain run of its own.
+        journal: Where answers are recorded and replayed from (``None``: no journal).
     """
 
     semaphore: asyncio.Semaphore
@@ -139,6 +142,7 @@ class CallContext:
     record: Callable[[TraceRecord], None]
     rng: random.Random = field(default_factory=random.Random)
     observed: bool = True
+    journal: Journal | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +183,7 @@ class _Call:
         waited: float,
         truncated: bool = False,
         answered_by: str | None = None,
+        replayed: bool = False,
     ) -> TraceRecord:
         return TraceRecord(
             step_id=self.prompt.step_id,
@@ -197,6 +202,7 @@ class _Call:
             truncated=truncated,
             answered_by=answered_by,
             waited=waited,
+            replayed=replayed,
         )
 
 
@@ -218,6 +224,8 @@ class StepCall:
         settings: Retries and timeout of the model's calls.
         cooldown: The model's pause after a ``Retry-After`` (shared by its steps).
         context: What the run's calls share.
+        identity: What every call of the step shares in its key (the model, the schema
+            and the method; see ``langtree.runtime.call_key``).
     """
 
     binding: StructuredBinding
@@ -226,6 +234,7 @@ class StepCall:
     settings: CallSettings
     cooldown: Cooldown
     context: CallContext
+    identity: str = ""
 
     async def generate(self, prompt: StepPrompt, *, sample: int = 1) -> Generated:
         """Call until the output validates or a failure's budget is spent.
@@ -247,8 +256,14 @@ class StepCall:
         attempts: list[TraceRecord] = []
         spent = {"invalid_output": 0, "transient": 0}
         waited = 0.0
+        answers = _Answers.of(self, prompt, base, sample)
         while True:
-            tried = await self._attempt(prompt, messages, config, len(attempts) + 1, sample, waited)
+            call = _Call(prompt=prompt, messages=messages, attempt=len(attempts) + 1, sample=sample)
+            tried = answers.replayed(self, call)
+            if tried is None:
+                tried = await self._attempt(call, config, waited, answers)
+            else:
+                await answers.keep(self, tried)
             self.context.record(tried.record)
             attempts.append(tried.record)
             kind = tried.record.failure
@@ -289,32 +304,32 @@ class StepCall:
         return delay
 
     async def _attempt(
-        self,
-        prompt: StepPrompt,
-        messages: tuple[BaseMessage, ...],
-        config: RunnableConfig,
-        attempt: int,
-        sample: int,
-        waited: float,
+        self, call: _Call, config: RunnableConfig, waited: float, answers: _Answers
     ) -> _Attempt:
-        meter = self.context.meter
+        """One call, holding a place of ``max_concurrency`` until its answer is in the
+        journal: a run that is killed re-sends at most that many calls."""
         waited += await self.cooldown.acquire(self.context.semaphore)
-        call = _Call(prompt=prompt, messages=messages, attempt=attempt, sample=sample)
         try:
-            self._admit(prompt)
-            started = time.perf_counter()
-            try:
-                reading = await self._ask(list(messages), config)
-            except asyncio.CancelledError:
-                meter.settle(prompt.token_count, None)
-                raise
-            # A provider may raise any type: each error is classified and recorded, and
-            # the step's fate follows from its kind (nothing is dropped).
-            except Exception as error:  # noqa: BLE001
-                return self._raised(call, error, time.perf_counter() - started, waited)
-            latency = time.perf_counter() - started
+            tried = await self._call(call, config, waited)
+            await answers.keep(self, tried)
+            return tried
         finally:
             self.context.semaphore.release()
+
+    async def _call(self, call: _Call, config: RunnableConfig, waited: float) -> _Attempt:
+        prompt, meter = call.prompt, self.context.meter
+        self._admit(prompt)
+        started = time.perf_counter()
+        try:
+            reading = await self._ask(list(call.messages), config)
+        except asyncio.CancelledError:
+            meter.settle(prompt.token_count, None)
+            raise
+        # A provider may raise any type: each error is classified and recorded, and
+        # the step's fate follows from its kind (nothing is dropped).
+        except Exception as error:  # noqa: BLE001
+            return self._raised(call, error, time.perf_counter() - started, waited)
+        latency = time.perf_counter() - started
         usage = reported_usage(reading.message)
         meter.settle(prompt.token_count, usage)
         valid, problem = self._validate(reading)
@@ -433,6 +448,83 @@ class StepCall:
         if reading.truncated:
             text = f"- {CUT_OFF}\n{text}"
         return None, text
+
+
+@dataclass(slots=True, kw_only=True)
+class _Answers:
+    """A step instance's answers in the run's journal: those recorded are replayed, in
+    order, before any model call; new ones are added (a valid one is committed before
+    the run uses it)."""
+
+    journal: Journal | None
+    key: str = ""
+    recorded: tuple[JournalEntry, ...] = ()
+    given: int = 0
+
+    @classmethod
+    def of(
+        cls, step: StepCall, prompt: StepPrompt, messages: tuple[BaseMessage, ...], sample: int
+    ) -> _Answers:
+        journal = step.context.journal
+        if journal is None:
+            return cls(journal=None)
+        key = call_key(
+            step.identity,
+            step_id=prompt.step_id,
+            node_path=prompt.node_path,
+            fields=prompt.fields,
+            sample=sample,
+            messages=messages,
+        )
+        return cls(journal=journal, key=key, recorded=journal.answers(key))
+
+    def replayed(self, step: StepCall, call: _Call) -> _Attempt | None:
+        """The next recorded answer as an attempt, or ``None`` when a call must be made
+        (none is left, or a valid one no longer validates)."""
+        if self.journal is None or self.given >= len(self.recorded):
+            return None
+        entry = self.recorded[self.given]
+        output = None
+        if entry.output is not None:
+            try:
+                output = step.output.model_validate_json(entry.output)
+            except ValidationError:
+                return None
+        self.journal.replay(entry)
+        record = call.record(
+            step.model,
+            usage=entry.usage,
+            latency=entry.latency,
+            raw_output=entry.raw_output,
+            error=entry.error,
+            failure=None if output is not None else "invalid_output",
+            waited=0.0,
+            replayed=True,
+        )
+        return _Attempt(output=output, record=record)
+
+    async def keep(self, step: StepCall, tried: _Attempt) -> None:
+        """Count an answer, and record it when a model gave it in this run."""
+        record = tried.record
+        if record.failure not in (None, "invalid_output"):
+            return
+        self.given += 1
+        if self.journal is None or record.replayed:
+            return
+        entry = JournalEntry(
+            key=self.key,
+            answer=self.given,
+            step_id=record.step_id,
+            node_path=record.node_path,
+            sample=record.sample,
+            model=step.model,
+            output=None if tried.output is None else tried.output.model_dump_json(),
+            raw_output=record.raw_output,
+            error=record.error,
+            usage=record.usage,
+            latency=record.latency,
+        )
+        await self.journal.record(entry, durable=tried.output is not None)
 
 
 class _CallTimeoutError(Exception):

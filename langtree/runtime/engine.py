@@ -33,8 +33,10 @@ from pydantic import BaseModel
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
+from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.journal import Journal, JournalReport
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.outcome import run_result
@@ -98,7 +100,8 @@ async def execute(
         config=setup.config,
     )
     builder.check_missing()
-    run = _Run(setup, provider, state, builder, log)
+    journal = Journal(setup.settings.journal) if setup.settings.journal is not None else None
+    run = _Run(setup, provider, state, builder, log, journal)
     try:
         await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:
@@ -114,6 +117,8 @@ async def execute(
             f"{finished} of them with a usable answer"
         )
         raise
+    finally:
+        run.close_journal()
     return run.result(stopped=False)
 
 
@@ -146,8 +151,11 @@ class _Run:
         state: RunState,
         builder: PromptBuilder,
         log: ProvenanceLog,
+        journal: Journal | None = None,
     ) -> None:
         self.setup = setup
+        self.journal = journal
+        self.journal_report: JournalReport | None = None
         self.steps = setup.plan.steps
         self.state = state
         self.trace: list[TraceRecord] = []
@@ -164,6 +172,7 @@ class _Run:
             record=self.trace.append,
             rng=random.Random(),
             observed=_observed(),
+            journal=journal,
         )
         self.cooldowns: dict[str, Cooldown] = {}
         self.parts = KnownParts(setup.registry, builder.known)
@@ -180,8 +189,9 @@ class _Run:
         config = provider.config(key)
         output, schema = output_schema(node, step, self.parts)
         settings = self.setup.settings
+        model = provider.get(key)
         return StepCall(
-            binding=bind_structured(provider.get(key), schema, config.method),
+            binding=bind_structured(model, schema, config.method),
             output=output,
             model=key,
             settings=CallSettings(
@@ -191,7 +201,19 @@ class _Run:
             ),
             cooldown=self.cooldowns.setdefault(key, Cooldown()),
             context=self.context,
+            identity=step_identity(key, model, schema, config.method)
+            if self.journal is not None
+            else "",
         )
+
+    def close_journal(self) -> None:
+        """Commit the journal's last answers and close it (once).
+
+        Raises:
+            ExecutionError: The journal could not be written.
+        """
+        if self.journal is not None and self.journal_report is None:
+            self.journal_report = self.journal.close()
 
     async def within_deadline(self) -> None:
         """Run every step, stopping at the run's deadline.
@@ -415,7 +437,12 @@ class _Run:
             skipped=tuple(self.skipped),
             resampled_values=dict(self.resampled_values),
             stopped=stopped,
+            journal=self._closed_journal(),
         )
+
+    def _closed_journal(self) -> JournalReport | None:
+        self.close_journal()
+        return self.journal_report
 
 
 def _failure(

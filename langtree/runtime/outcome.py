@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from langtree.errors import ExecutionError
 from langtree.prompts.state import RunState, copied
 from langtree.runtime.failure import StepFailedError
+from langtree.runtime.journal import JournalReport
 from langtree.runtime.provenance import ProvenanceRecord
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
 from langtree.runtime.usage import RunUsage
@@ -32,6 +33,7 @@ def run_result(
     skipped: tuple[SkippedInstance, ...],
     resampled_values: Mapping[tuple[str, str], float],
     stopped: bool,
+    journal: JournalReport | None = None,
 ) -> RunResult:
     """The result of a run.
 
@@ -44,6 +46,7 @@ def run_result(
         skipped: The instances skipped because of them.
         resampled_values: The numbers behind numerically aggregated fields.
         stopped: Whether the run ended before every step had run.
+        journal: How the run used its journal, when it had one.
 
     Raises:
         ExecutionError: The run finished, no step failed, and a task does not validate
@@ -72,6 +75,7 @@ def run_result(
         partials=_copied_roots(state),
         invalid=invalid,
         usage=RunUsage.of_trace(trace),
+        journal=journal,
     )
 
 

@@ -16,6 +16,7 @@ from pydantic_core import to_jsonable_python
 from langtree.errors import ExecutionError
 from langtree.prompts.state import copied
 from langtree.runtime.faults import FailureKind
+from langtree.runtime.journal import JournalReport
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.usage import RunUsage
 from langtree.structure.tree import task_tag
@@ -56,6 +57,8 @@ class TraceRecord:
             tells which model of a ``with_fallbacks`` chain answered.
         waited: Seconds waited before the call: a retry's backoff or ``Retry-After``,
             or a rate-limit cooldown of the model.
+        replayed: Whether the answer came from the run's journal instead of a model
+            call (nothing was paid for it in this run).
     """
 
     step_id: str
@@ -74,6 +77,7 @@ class TraceRecord:
     truncated: bool = False
     answered_by: str | None = None
     waited: float = 0.0
+    replayed: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-ready data (messages as ``{"role", "content"}``)."""
@@ -148,7 +152,10 @@ class RunResult:
         partials: Each root task's values as plain data, by tag.
         invalid: Why each task that did not validate failed, by tag.
         usage: The calls and tokens of the run, retries and failed calls included,
-            overall and per model key.
+            overall and per model key (answers replayed from a journal are not counted:
+            they were paid for by the run that recorded them).
+        journal: How the run used its journal (``None``: it had none): answers
+            replayed, answers recorded, and calls of the journal it did not make.
     """
 
     tasks: Mapping[str, TreeNode]
@@ -160,6 +167,7 @@ class RunResult:
     partials: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     invalid: Mapping[str, str] = field(default_factory=dict)
     usage: RunUsage = field(default_factory=RunUsage)
+    journal: JournalReport | None = None
 
     @overload
     def __getitem__(self, key: type[_Task]) -> _Task: ...

@@ -10,6 +10,7 @@ longer timeout than the rest of the run).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypedDict
@@ -43,6 +44,8 @@ class RunSettings:
             (``None``: the client's own timeout only).
         deadline: Seconds the whole run may take (``None``: no limit).
         usage_limits: The most calls and tokens the run may use.
+        journal: The SQLite file that records every answer and replays those of an
+            earlier run (``None``: no journal; see ``langtree.runtime.journal``).
     """
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -51,6 +54,7 @@ class RunSettings:
     call_timeout: float | None = None
     deadline: float | None = None
     usage_limits: UsageLimits = field(default_factory=UsageLimits)
+    journal: str | os.PathLike[str] | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
@@ -115,6 +119,8 @@ class RunSettings:
             value = getattr(self, name)
             if value is not None and not (_number(value) and value > 0):
                 yield f"{name} must be a number of seconds above 0 or None, got {value!r}"
+        if self.journal is not None and not isinstance(self.journal, str | os.PathLike):
+            yield f"journal must be a file path (a str or a Path) or None, got {self.journal!r}"
         yield from (f"retry: {problem}" for problem in self.retry.problems())
         yield from (f"usage_limits: {problem}" for problem in self.usage_limits.problems())
 
@@ -174,6 +180,7 @@ class RunOptions(TypedDict, total=False):
         deadline: Seconds the whole run may take.
         usage_limits: The most calls and tokens the run may use (a ``UsageLimits`` or
             a dict of its fields).
+        journal: The SQLite file of the run's answers, replayed on the next run.
     """
 
     max_concurrency: int
@@ -182,3 +189,4 @@ class RunOptions(TypedDict, total=False):
     call_timeout: float
     deadline: float
     usage_limits: UsageLimits | Mapping[str, object]
+    journal: str | os.PathLike[str]

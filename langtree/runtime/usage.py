@@ -102,6 +102,8 @@ class RunUsage(Usage):
         """Add up every call of a trace, overall and per model."""
         by_model: dict[str, Usage] = {}
         for record in trace:
+            if record.replayed:  # taken from the journal: not paid in this run
+                continue
             by_model[record.model] = by_model.get(record.model, Usage()) + Usage.of_record(record)
         total = sum(by_model.values(), Usage())
         return cls(**total.to_dict(), by_model=by_model)

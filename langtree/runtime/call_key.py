@@ -1,0 +1,90 @@
+"""Call keys: what identifies a model call, whatever run makes it.
+
+A key is the SHA-256 of everything that decides the answer a call asks for:
+
+- the step and the node instance (``task.report.sections[2]``), the fields it generates
+  and the sample (so that ``resample(n)`` makes n distinct calls, never one);
+- the rendered messages, which hold every value the prompt shows: a changed docstring,
+  description or input changes the key of the calls that show it, and of the calls that
+  read their outputs, because their messages change in turn — and nothing else;
+- the model: its key in the provider, the class and parameters LangChain itself keys its
+  cache on (``_get_llm_string``: model name, temperature, ...; secrets masked), and the
+  structured-output schema and method.
+
+The retry feedback after an invalid answer is not in the key: a call's answers are
+numbered, and replaying answer 1 gives the same feedback again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+__all__ = ["call_key", "model_identity", "step_identity"]
+
+
+def step_identity(model_key: str, model: object, schema: dict[str, Any], method: str) -> str:
+    """The part of a key that every call of one plan step shares: the model and the
+    structured output it is asked for."""
+    return _digest(
+        {
+            "model_key": model_key,
+            "model": model_identity(model),
+            "schema": schema,
+            "method": method,
+        }
+    )
+
+
+def call_key(
+    step: str,
+    *,
+    step_id: str,
+    node_path: str,
+    fields: Sequence[str],
+    sample: int,
+    messages: Sequence[BaseMessage],
+) -> str:
+    """The key of one call (``step``: its :func:`step_identity`)."""
+    return _digest(
+        {
+            "step": step,
+            "step_id": step_id,
+            "node_path": node_path,
+            "fields": list(fields),
+            "sample": sample,
+            "messages": [{"type": m.type, "content": m.content} for m in messages],
+        }
+    )
+
+
+def model_identity(model: object) -> str:
+    """A model's class and parameters, as text; wrappers (``bind``, ``with_retry``,
+    ``with_fallbacks``, configurable models) give the identities of what they wrap."""
+    parts: list[str] = []
+    pending = [model]
+    while pending:
+        current = pending.pop(0)
+        parts.append(f"{type(current).__module__}.{type(current).__qualname__}")
+        llm_string = getattr(current, "_get_llm_string", None)
+        if callable(llm_string):
+            parts.append(str(llm_string()))
+            continue
+        kwargs = getattr(current, "kwargs", None)
+        if isinstance(kwargs, dict) and kwargs:
+            parts.append(json.dumps(kwargs, sort_keys=True, default=repr))
+        for name in ("bound", "runnable", "default_runnable"):
+            inner = getattr(current, name, None)
+            if inner is not None:
+                pending.append(inner)
+        pending.extend(getattr(current, "fallbacks", None) or ())
+    return "\n".join(parts)
+
+
+def _digest(data: dict[str, object]) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
