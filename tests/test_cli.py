@@ -816,3 +816,34 @@ def test_python_dash_m_langtree_is_the_langtree_command() -> None:
 
     assert (finished.returncode, finished.stderr) == (0, "")
     assert finished.stdout.startswith("usage: langtree [-h] COMMAND ...\n")
+
+
+def test_run_resumes_from_its_journal_counting_replayed_calls_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ("--input", str(REVIEW_INPUTS), "--model", "fake")
+    journal = ("--journal", str(tmp_path / "review.sqlite"))
+    first = run_review(capsys, *arguments, *journal)
+    second = run_review(capsys, *arguments, *journal)
+
+    assert (first[0], second[0]) == (0, 0)
+    assert second[1] == first[1]
+    first_lines, second_lines = first[2].splitlines(), second[2].splitlines()
+    assert first_lines[-2] == "langtree: 10/10 calls done, 0 failed"
+    assert second_lines[-2] == "langtree: 10/10 calls done (10 replayed from the journal), 0 failed"
+    assert second_lines[-1].startswith("langtree: 0 call(s), 0 tokens, ")
+
+
+def test_a_journal_that_cannot_be_opened_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    journal = tmp_path / "no-such-folder" / "review.sqlite"
+    status, out, err = run_review(
+        capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--journal", str(journal)
+    )
+
+    assert (status, out) == (2, "")
+    assert err.startswith(
+        f"langtree: error: The journal {str(journal)!r} cannot be opened: unable to open "
+        "database file\n"
+    )

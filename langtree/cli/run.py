@@ -70,6 +70,13 @@ def _add_run_settings(command: argparse.ArgumentParser) -> None:
     ):
         metavar = "SECONDS" if kind is float else "N"
         settings.add_argument(flag, type=kind, metavar=metavar, help=meaning)
+    settings.add_argument(
+        "--journal",
+        type=Path,
+        metavar="FILE.sqlite",
+        help="record every answer in this SQLite file, and replay the answers it holds: a "
+        "run that stopped resumes without repeating a finished call",
+    )
 
 
 def _run_options(arguments: argparse.Namespace) -> RunOptions:
@@ -78,6 +85,8 @@ def _run_options(arguments: argparse.Namespace) -> RunOptions:
         value = getattr(arguments, name)
         if value is not None:
             options[name] = value
+    if arguments.journal is not None:
+        options["journal"] = arguments.journal
     if arguments.max_calls is not None or arguments.max_tokens is not None:
         options["usage_limits"] = UsageLimits(
             calls=arguments.max_calls, total_tokens=arguments.max_tokens
@@ -128,18 +137,26 @@ def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
     if live:
         print(" " * 60, end="\r", file=sys.stderr)
     failed = sum(record.error is not None for record in trace)
-    _show(len(trace), max(total, len(trace)), failed)
+    replayed = sum(record.replayed for record in trace)
+    _show(len(trace), max(total, len(trace)), failed, replayed=replayed)
 
 
-def _show(done: int, total: int, failed: int, end: str = "\n") -> None:
-    print(f"langtree: {done}/{total} calls done, {failed} failed", end=end, file=sys.stderr)
+def _show(done: int, total: int, failed: int, end: str = "\n", *, replayed: int = 0) -> None:
+    """The progress line; answers replayed from the journal are counted apart."""
+    from_journal = f" ({replayed} replayed from the journal)" if replayed else ""
+    print(
+        f"langtree: {done}/{total} calls done{from_journal}, {failed} failed",
+        end=end,
+        file=sys.stderr,
+    )
     sys.stderr.flush()
 
 
 def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:
     """One line: calls, tokens (the provider's totals, else the prompts') and wall time."""
-    tokens = sum(_tokens(record) for record in trace)
-    return f"langtree: {len(trace)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
+    made = [record for record in trace if not record.replayed]
+    tokens = sum(_tokens(record) for record in made)
+    return f"langtree: {len(made)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
 
 
 def _tokens(record: TraceRecord) -> int:
