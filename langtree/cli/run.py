@@ -77,6 +77,12 @@ def _add_run_settings(command: argparse.ArgumentParser) -> None:
         help="record every answer in this SQLite file, and replay the answers it holds: a "
         "run that stopped resumes without repeating a finished call",
     )
+    settings.add_argument(
+        "--journal-max-age",
+        type=float,
+        metavar="SECONDS",
+        help="ask again for the journal's answers older than this",
+    )
 
 
 def _run_options(arguments: argparse.Namespace) -> RunOptions:
@@ -87,6 +93,8 @@ def _run_options(arguments: argparse.Namespace) -> RunOptions:
             options[name] = value
     if arguments.journal is not None:
         options["journal"] = arguments.journal
+    if arguments.journal_max_age is not None:
+        options["journal_max_age"] = arguments.journal_max_age
     if arguments.max_calls is not None or arguments.max_tokens is not None:
         options["usage_limits"] = UsageLimits(
             calls=arguments.max_calls, total_tokens=arguments.max_tokens

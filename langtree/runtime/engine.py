@@ -100,7 +100,12 @@ async def execute(
         config=setup.config,
     )
     builder.check_missing()
-    journal = Journal(setup.settings.journal) if setup.settings.journal is not None else None
+    settings = setup.settings
+    journal = (
+        Journal(settings.journal, max_age=settings.journal_max_age)
+        if settings.journal is not None
+        else None
+    )
     run = _Run(setup, provider, state, builder, log, journal)
     try:
         await run.within_deadline()

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from langtree.errors import ExecutionError
@@ -121,14 +121,19 @@ class JournalReport:
 class Journal:
     """A journal file, open for one run.
 
+    Args:
+        path: The SQLite file (created when it does not exist).
+        max_age: Seconds after which a recorded answer is no longer replayed: its call is
+            made again and the new answer replaces it (``None``: answers never expire).
+
     Raises:
         ExecutionError: The file cannot be opened or created, or is not a LangTree
             journal.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_age: float | None = None) -> None:
         self.path = Path(path)
-        self._known = _read(self.path)
+        self._known = _read(self.path, max_age)
         self._used: set[str] = set()
         self.replayed = 0
         self.recorded = 0
@@ -233,8 +238,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _read(path: Path) -> dict[str, tuple[JournalEntry, ...]]:
-    """Every answer in the file by key (the file is created when it does not exist)."""
+def _read(path: Path, max_age: float | None) -> dict[str, tuple[JournalEntry, ...]]:
+    """Every answer in the file by key, those older than ``max_age`` seconds left out
+    (the file is created when it does not exist)."""
+    since = "" if max_age is None else (datetime.now(UTC) - timedelta(seconds=max_age)).isoformat()
     try:
         connection = _connect(path)
         try:
@@ -242,7 +249,8 @@ def _read(path: Path) -> dict[str, tuple[JournalEntry, ...]]:
                 connection.executescript(_SCHEMA)
                 _check_format(connection, path)
             rows = connection.execute(
-                f"SELECT {_COLUMNS} FROM answers ORDER BY key, answer"
+                f"SELECT {_COLUMNS} FROM answers WHERE recorded_at >= ? ORDER BY key, answer",
+                (since,),
             ).fetchall()
         finally:
             connection.close()

@@ -46,6 +46,8 @@ class RunSettings:
         usage_limits: The most calls and tokens the run may use.
         journal: The SQLite file that records every answer and replays those of an
             earlier run (``None``: no journal; see ``langtree.runtime.journal``).
+        journal_max_age: Seconds after which a journal's answer is no longer replayed
+            but asked for again (``None``: answers never expire).
     """
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -55,6 +57,7 @@ class RunSettings:
     deadline: float | None = None
     usage_limits: UsageLimits = field(default_factory=UsageLimits)
     journal: str | os.PathLike[str] | None = None
+    journal_max_age: float | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
@@ -115,7 +118,7 @@ class RunSettings:
             yield f"max_retries must be a whole number, got {self.max_retries!r}"
         elif self.max_retries < 0:
             yield f"max_retries must not be negative, got {self.max_retries!r}"
-        for name in ("call_timeout", "deadline"):
+        for name in ("call_timeout", "deadline", "journal_max_age"):
             value = getattr(self, name)
             if value is not None and not (_number(value) and value > 0):
                 yield f"{name} must be a number of seconds above 0 or None, got {value!r}"
@@ -181,6 +184,7 @@ class RunOptions(TypedDict, total=False):
         usage_limits: The most calls and tokens the run may use (a ``UsageLimits`` or
             a dict of its fields).
         journal: The SQLite file of the run's answers, replayed on the next run.
+        journal_max_age: Seconds after which a journal's answer is asked for again.
     """
 
     max_concurrency: int
@@ -190,3 +194,4 @@ class RunOptions(TypedDict, total=False):
     deadline: float
     usage_limits: UsageLimits | Mapping[str, object]
     journal: str | os.PathLike[str]
+    journal_max_age: float

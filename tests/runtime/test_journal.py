@@ -168,6 +168,29 @@ def test_a_retry_chain_is_replayed_answer_by_answer(tmp_path: Path) -> None:
     assert second[TaskNotes].paragraphs[0].summary == "fixed"
 
 
+def test_answers_older_than_journal_max_age_are_asked_for_again(tmp_path: Path) -> None:
+    journal = tmp_path / "run.sqlite"
+    run(TaskNotes, NOTES, journal, FakeChatModel(responder=answer))
+    time.sleep(0.05)
+    model = FakeChatModel(responder=answer)
+    structure = RunStructure(provider=LLMProvider({"fake": model}))
+    structure.add(TaskNotes)
+
+    fresh = structure.run(NOTES, journal=journal, journal_max_age=3600)
+    expired = structure.run(NOTES, journal=journal, journal_max_age=0.01)
+    renewed = structure.run(NOTES, journal=journal, journal_max_age=3600)
+
+    assert [fresh.journal, expired.journal, renewed.journal] == [
+        JournalReport(path=str(journal), replayed=4, recorded=0, unmatched=0),
+        JournalReport(path=str(journal), replayed=0, recorded=4, unmatched=0),
+        JournalReport(path=str(journal), replayed=4, recorded=0, unmatched=0),
+    ]
+    assert len(model.calls) == 4
+    with sqlite3.connect(journal) as connection:
+        (rows,) = connection.execute("SELECT COUNT(*) FROM answers").fetchone()
+    assert rows == 4
+
+
 @pytest.mark.parametrize(
     ("journal", "message"),
     [

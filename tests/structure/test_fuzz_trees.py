@@ -61,8 +61,9 @@ SEED = os.environ.get("LANGTREE_FUZZ_SEED")
 # ---------------------------------------------------------------------------------------
 
 HEADER = """\
+from datetime import date
 from enum import Enum
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import Field, create_model
 
@@ -232,6 +233,18 @@ LEAVES = (
     Shape('"int"', defaults=("default=1",), wrong=('default="x"',)),
     Shape('list["str"]', defaults=("default=[]",), wrong=("default=[[]]",)),
     Shape('Optional["Color"]', defaults=("default=None",), enum=True),
+    Shape("int | str", defaults=("default=1", 'default="a"'), wrong=("default=[]",)),
+    Shape("Any", defaults=("default=None", "default={}")),
+    Shape("date", defaults=("default=date(2024, 1, 2)",), wrong=('default="soon"',)),
+    Shape("dict[str, Any]", defaults=("default_factory=dict",), wrong=("default=[1]",)),
+    Shape(
+        "Annotated[str, Field(min_length=3)]", defaults=('default="abc"',), wrong=('default=""',)
+    ),
+    Shape(
+        "Annotated[list[str], Field(max_length=1)]",
+        defaults=("default=[]",),
+        wrong=('default=["a", "b"]',),
+    ),
 )
 REFUSED_LEAVES = (
     Shape('"Missing"', kind="refused", defaults=("default=None",)),
@@ -539,6 +552,10 @@ def each_commands(
     if element is not None and draw(st.booleans()):
         deeper = draw(st.sampled_from(element.fields))
         inclusion, element = f"{inclusion}.{deeper.name}", deeper.shape.child
+    if inclusion == first.name and one_level(first.shape) and draw(st.booleans()):
+        matched = draw(matched_each_commands(context, here, holder, first))
+        if matched is not None:
+            return matched
     inclusion = draw(pick(context, [inclusion], ["missing", "items.nope", f"{inclusion}.x"]))
     downstream = draw(destinations(context, here, holder))
     if downstream is None:
@@ -559,6 +576,62 @@ def each_commands(
     return f"@each{bracket}->{destination}@{{{{{body}}}}}{star}"
 
 
+def one_level(shape: Shape) -> bool:
+    """Whether the shape is a sequence of nodes with one iteration level."""
+    return shape.kind == "nodes" and "list[list" not in shape.src
+
+
+def node_lists(plan: ClassPlan, prefix: str) -> list[tuple[str, ClassPlan]]:
+    """The one-level node lists reachable from `plan` through single node fields: their
+    paths (from `prefix`) and element classes."""
+    found = []
+    for field_plan in plan.fields:
+        path = f"{prefix}.{field_plan.name}" if prefix else field_plan.name
+        child = field_plan.shape.child
+        if child is not None and one_level(field_plan.shape):
+            found.append((path, child))
+        elif child is not None and field_plan.shape.kind == "node":
+            found += node_lists(child, path)
+    return found
+
+
+@st.composite
+def matched_each_commands(
+    draw: st.DrawFn, context: Context, here: ClassPlan, holder: FieldPlan | None, first: FieldPlan
+) -> str | None:
+    """`@each[list]->other_list@{{value.x=list.x}}*` between fields of the same type, one
+    level each: element *i* of the destination gets the value of element *i*."""
+    element = first.shape.child
+    assert element is not None
+    lists = [
+        pair
+        for root in context.roots[context.roots.index(root_of(here)) + 1 :]
+        for pair in node_lists(root, root.path)
+    ]
+    if holder is not None:
+        later = here.fields[here.field_names().index(holder.name) + 1 :]
+        lists += node_lists(ClassPlan(here.name, here.path, None, later), "")  # siblings after
+    pairs = [
+        (path, target.name, source.name)
+        for path, destination in lists
+        for target in destination.fields
+        for source in element.fields
+        if target.shape.src == source.shape.src and target.shape.child is None
+    ]
+    if not pairs:
+        return None
+    chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=2, unique=True))
+    path = chosen[0][0]
+    mappings = [
+        f"value.{target}={first.name}.{source}"
+        for destination, target, source in chosen
+        if destination == path
+    ]
+    if draw(st.booleans()):
+        mappings.append(f"prompt.{draw(st.sampled_from(VARIABLE_NAMES))}={first.name}")
+    return f"@each[{first.name}]->{path}@{{{{{', '.join(mappings)}}}}}*"
+
+
 @st.composite
 def all_commands(
     draw: st.DrawFn, context: Context, here: ClassPlan, holder: FieldPlan | None
@@ -571,6 +644,9 @@ def all_commands(
     own = [holder.name] if holder is not None else here.field_names()
     others = [name for name in here.field_names() if name not in own] or ["other"]
     roll = draw(st.integers(0, 9))
+    if roll == 1 and holder is not None:
+        variable = draw(st.sampled_from(VARIABLE_NAMES))
+        return f"@all->prompt.external@{{{{{variable}={holder.name}}}}}"
     if roll == 0 and holder is not None:
         mappings = [f"outputs.{holder.name}"]  # implicit: the target names the field
     elif roll < 3:
@@ -739,6 +815,10 @@ class Example:
     def __repr__(self) -> str:
         return f"Example({self.module_name!r})  # the module and the calls are noted below"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """How Hypothesis shows the failing example: briefly (the notes hold the rest)."""
+        printer.text(repr(self))
+
     def calls(self) -> str:
         """The calls the test makes, as Python source, for the failure report."""
         models = {
@@ -791,7 +871,10 @@ def input_sources(draw: st.DrawFn, context: Context) -> str | None:
             f"{plan.name!r}: {draw(input_values(context, plan.shape))}" for plan in chosen
         )
         key = root.name if draw(st.integers(0, 4)) else repr(root.path)
-        entries.append(f"{key}: {{{values}}}")
+        if draw(st.integers(0, 4)):
+            entries.append(f"{key}: {{{values}}}")
+        else:  # an instance, possibly partial
+            entries.append(f"{key}: {root.name}.model_construct(**{{{values}}})")
     entries += [draw(pick(context, [""], ["'task.nowhere': {}", "3: {}"]))]
     return "{" + ", ".join(entry for entry in entries if entry) + "}"
 
