@@ -71,6 +71,16 @@ class Flow:
         return self.inclusion.list_levels if self.inclusion else 0
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Target:
+    """A mapping's target, resolved (see :class:`MappingFlow`)."""
+
+    scope: TargetScope
+    name: str
+    target: ResolvedPath | None = None
+    levels: int = 0
+
+
 def resolve_flows(registry: NodeRegistry) -> tuple[list[Flow], list[Diagnostic]]:
     """Resolve every ``@each``/``@all`` command of every node."""
     flows: list[Flow] = []
@@ -221,11 +231,11 @@ class _Resolver:
             if target is not None:
                 flow = MappingFlow(
                     mapping=mapping,
-                    scope=target[0],
-                    name=target[1],
+                    scope=target.scope,
+                    name=target.name,
                     source=None if source is False else source,
-                    target=target[2],
-                    target_levels=target[3],
+                    target=target.target,
+                    target_levels=target.levels,
                 )
                 yield flow, source is not False
 
@@ -290,9 +300,7 @@ class _Resolver:
             return False
         return True
 
-    def _target(
-        self, mapping: VariableMapping, destination: ResolvedPath | None
-    ) -> tuple[TargetScope, str, ResolvedPath | None, int] | None:
+    def _target(self, mapping: VariableMapping, destination: ResolvedPath | None) -> _Target | None:
         scope, name = split_scope(mapping.target_path)
         if destination is None:
             return self._external_target(mapping, scope, name)
@@ -304,7 +312,7 @@ class _Resolver:
         if resolved is None:
             return None
         levels = destination.list_levels + resolved.list_levels
-        return "value", name, resolved, levels
+        return _Target(scope="value", name=name, target=resolved, levels=levels)
 
     def _target_name(self, mapping: VariableMapping) -> None:
         """Check a target's name alone (its destination did not resolve)."""
@@ -329,7 +337,7 @@ class _Resolver:
 
     def _external_target(
         self, mapping: VariableMapping, scope: str | None, name: str
-    ) -> tuple[TargetScope, str, None, int] | None:
+    ) -> _Target | None:
         if scope in (None, "prompt"):
             return self._named_target(mapping, "external", name)
         self.error(
@@ -342,7 +350,7 @@ class _Resolver:
 
     def _named_target(
         self, mapping: VariableMapping, scope: TargetScope, name: str
-    ) -> tuple[TargetScope, str, None, int] | None:
+    ) -> _Target | None:
         if "." in name or not name.isidentifier():
             kind = {
                 "prompt": "a prompt variable",
@@ -356,7 +364,7 @@ class _Resolver:
                 mapping,
             )
             return None
-        return scope, name, None, 0
+        return _Target(scope=scope, name=name)
 
     # -- levels ----------------------------------------------------------------------------
 
