@@ -16,11 +16,11 @@ from langchain_core.messages import BaseMessage
 from langtree.errors import ExecutionError
 from langtree.prompts.assembly import assemble
 from langtree.prompts.dataflow import EXTERNAL
-from langtree.prompts.schedule import FlowSchedule
+from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import count_tokens
-from langtree.prompts.values import Pending, check_unicode
+from langtree.prompts.values import check_unicode
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
@@ -97,7 +97,6 @@ def preview_prompts(
     """
     state = RunState.start(registry, inputs)
     flows = list(analysis.flows)
-    schedule = FlowSchedule(registry, flows, plan.steps)
     builder = PromptBuilder(
         state,
         variables,
@@ -106,21 +105,12 @@ def preview_prompts(
         prompt_names=prompt_variable_names(flows),
         known=known_fields(registry, flows, supplied_fields(registry, inputs)),
     )
-    prompts: list[StepPrompt] = []
-    for position, step in enumerate(plan.steps):
-        schedule.apply_ready(state, position, config)
-        for address in state.instances(step.node_tag):
-            values = state.view(address)
-            if values is not None and all(_known(values, name) for name in step.fields):
-                continue
-            prompts.append(builder.build(step, address))
-            state.write_generated(address, {name: Pending(step.id) for name in step.fields})
+    prompts = [
+        builder.build(step, address)
+        for step, address in dry_run(registry, flows, plan.steps, state, config)
+    ]
     builder.check_missing()
     return prompts
-
-
-def _known(values: Mapping[str, object], name: str) -> bool:
-    return name in values and not isinstance(values[name], Pending)
 
 
 # -- one prompt -------------------------------------------------------------------------

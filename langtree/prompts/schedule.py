@@ -10,11 +10,12 @@ and the run share this schedule.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
-from langtree.prompts.state import RunState
+from langtree.prompts.state import Address, RunState
+from langtree.prompts.values import Pending
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import FieldKey, NodeRegistry
@@ -24,6 +25,7 @@ from langtree.structure.type_config import TypeMappingConfig
 __all__ = [
     "CommandReadiness",
     "FlowSchedule",
+    "dry_run",
     "flow_reads",
     "flow_writes",
     "source_reads",
@@ -105,6 +107,39 @@ class CommandReadiness:
         ]
         self.candidates = set(ready)
         return ready
+
+
+def dry_run(
+    registry: NodeRegistry,
+    flows: Sequence[Flow],
+    steps: Sequence[PlanStep],
+    state: RunState,
+    config: TypeMappingConfig,
+) -> Iterator[tuple[PlanStep, Address]]:
+    """Each step instance a run would call for, in plan order, as the dry run sees it.
+
+    Steps finish in plan order: before each step, the commands that are ready by then are
+    carried out on ``state``; each instance that lacks some of the step's fields is
+    yielded, and once the caller is done with it, those fields are marked as pending on
+    that step (:class:`~langtree.prompts.values.Pending`).
+
+    Raises:
+        ExecutionError: A command's data does not fit (see
+            :func:`~langtree.prompts.dataflow.apply_flow`).
+    """
+    schedule = FlowSchedule(registry, flows, steps)
+    for position, step in enumerate(steps):
+        schedule.apply_ready(state, position, config)
+        for address in state.instances(step.node_tag):
+            values = state.view(address)
+            if values is not None and all(_known(values, name) for name in step.fields):
+                continue
+            yield step, address
+            state.write_generated(address, {name: Pending(step.id) for name in step.fields})
+
+
+def _known(values: Mapping[str, object], name: str) -> bool:
+    return name in values and not isinstance(values[name], Pending)
 
 
 class FlowSchedule(CommandReadiness):

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from langtree.prompts.dataflow import EXTERNAL
-from langtree.prompts.schedule import FlowSchedule
+from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import RunState
-from langtree.prompts.values import Pending
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.placeholders import TEMPLATE_VARIABLES, find_placeholders
 from langtree.structure.plan import ExecutionPlan, PlanStep
@@ -49,20 +48,11 @@ def missing_external_variables(
     """
     state = RunState.start(registry, inputs)
     flows = list(analysis.flows)
-    schedule = FlowSchedule(registry, flows, plan.steps)
     prompt_names = prompt_variable_names(flows)
     texts: dict[str, list[str]] = {}
     missing: dict[str, set[str]] = {}
-    for position, step in enumerate(plan.steps):
-        schedule.apply_ready(state, position, config)
-        shown = False
-        for address in state.instances(step.node_tag):
-            values = state.view(address)
-            if values is not None and all(_known(values, name) for name in step.fields):
-                continue
-            shown = True
-            state.write_generated(address, {name: Pending(step.id) for name in step.fields})
-        if not shown:
+    for step, _ in dry_run(registry, flows, plan.steps, state, config):
+        if step.id in texts:
             continue
         root = registry.path(step.node_tag)[0]
         sent = prompt_names.get(root.tag, set())
@@ -72,10 +62,8 @@ def missing_external_variables(
             | set(variables)
             | {name for (address, name) in state.prompt_values if address == EXTERNAL}
         )
-        key = step.id
-        if key not in texts:
-            texts[key] = _root_texts(registry, step)
-        for text in texts[key]:
+        texts[step.id] = _root_texts(registry, step)
+        for text in texts[step.id]:
             for placeholder in find_placeholders(text):
                 name = placeholder.name
                 if name not in TEMPLATE_VARIABLES and not _supplied(name, supplied, sent):
@@ -101,7 +89,3 @@ def _supplied(name: str, supplied: set[str], sent: set[str]) -> bool:
     sends for ``name``)."""
     base, _, number = name.rpartition("_")
     return name in supplied or (bool(base) and number.isdigit() and base in sent)
-
-
-def _known(values: Mapping[str, object], name: str) -> bool:
-    return name in values and not isinstance(values[name], Pending)
