@@ -26,7 +26,7 @@ LANGTREE_FUZZ_EXAMPLES=5000 LANGTREE_FUZZ_SEED=1 \\
     .venv/bin/python -m pytest tests/structure/test_fuzz_trees.py -x
 ```
 
-- `LANGTREE_FUZZ_EXAMPLES`: how many trees to try (default 150).
+- `LANGTREE_FUZZ_EXAMPLES`: how many trees to try (default 250).
 - `LANGTREE_FUZZ_SEED`: turns derandomization off and seeds Hypothesis with this integer
   (a different seed, different trees).
 
@@ -48,12 +48,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, note, seed, settings
 from hypothesis import strategies as st
+from pydantic import PydanticUserError, ValidationError
 
 from langtree import LLMProvider, ModelConfig, RunStructure
 from langtree.errors import LangTreeError
 from langtree.testing import FakeChatModel
 
-EXAMPLES = int(os.environ.get("LANGTREE_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("LANGTREE_FUZZ_EXAMPLES", "250"))
 SEED = os.environ.get("LANGTREE_FUZZ_SEED")
 
 # ---------------------------------------------------------------------------------------
@@ -166,6 +167,7 @@ class Context:
         placeholders: The `{name}` placeholders written so far.
         serial: Numbers the node classes.
         bad_made: Whether a bad choice was drawn.
+        made: The node classes drawn so far (a field may use one again).
     """
 
     code: str
@@ -174,6 +176,7 @@ class Context:
     placeholders: set[str] = field(default_factory=set)
     serial: Iterator[int] = field(default_factory=itertools.count)
     bad_made: bool = False
+    made: list[ClassPlan] = field(default_factory=list)
 
     def class_name(self, word: str) -> str:
         return f"{word}{self.code.capitalize()}{next(self.serial)}"
@@ -279,7 +282,23 @@ FIELD_NAMES = (
     "resample",
     "Notes",
     "URL",
+    "model_name",
+    "título",
 )
+CONFIGS = (
+    "None",
+    "None",
+    "None",
+    '{"default_modifier": "parallel"}',
+    '{"validation_strategy": "permissive"}',
+    '{"validation_strategy": "development"}',
+    '{"allow_string_parsing": False, "allow_treenode_dict_conversion": False}',
+    '{"enable_type_validation": False}',
+    '{"on_error": "continue"}',
+    '{"token_budget": {"*": 40}}',
+    '{"max_concurrency": 1, "max_retries": 0}',
+)
+BAD_CONFIGS = ('{"default_modifier": "sideways"}', '{"token_budget": -1}', '{"colour": 1}', "[]")
 ROOT_WORDS = ("Report", "Review", "DataDigest", "Survey", "StoryPlan")
 NODE_WORDS = ("Section", "Item", "Part", "Note", "Entry", "Point")
 
@@ -302,7 +321,13 @@ def node_shapes(child: ClassPlan, lineage: list[str]) -> tuple[list[Shape], list
     name = child.name
     factory = f"default_factory={name}.model_construct"
     good = [
-        Shape(name, "node", child, (factory, f"default={name}.model_construct()"), ("default=1",)),
+        Shape(
+            name,
+            "node",
+            child,
+            (factory, f"default={name}.model_construct()", "default={}"),
+            ("default=1", 'default={"nope": 1}'),
+        ),
         Shape(f'"{name}"', "node", child, (factory,), (f"default_factory={name}",)),
         Shape(
             f"list[{name}]",
@@ -350,9 +375,13 @@ def class_plans(
     names = draw(st.lists(st.sampled_from(FIELD_NAMES), min_size=1, max_size=5, unique=True))
     for field_name in names:
         if levels and draw(st.integers(0, 9)) < 4:
-            child_name = context.class_name(draw(st.sampled_from(NODE_WORDS)))
-            child_path = f"{path}.{field_name}"
-            child = draw(class_plans(context, child_name, child_path, plan, levels - 1))
+            if context.made and not draw(st.integers(0, 5)):  # a class used twice: two nodes
+                child = draw(st.sampled_from(context.made))
+            else:
+                child_name = context.class_name(draw(st.sampled_from(NODE_WORDS)))
+                child_path = f"{path}.{field_name}"
+                child = draw(class_plans(context, child_name, child_path, plan, levels - 1))
+                context.made.append(child)
             good, bad = node_shapes(child, lineage)
             shape = draw(st.sampled_from(bad if draw(bad_choices(context)) else good))
         else:
@@ -775,12 +804,16 @@ def text_blocks(
 # ---------------------------------------------------------------------------------------
 
 
-def post_order(plan: ClassPlan) -> list[ClassPlan]:
-    """`plan` and the classes it names, children first (so that names exist when used)."""
+def post_order(plan: ClassPlan, seen: set[int]) -> list[ClassPlan]:
+    """`plan` and the classes it names, children first (so that names exist when used),
+    leaving out those in `seen` (ids of the classes already listed)."""
+    if id(plan) in seen:
+        return []
+    seen.add(id(plan))
     ordered: list[ClassPlan] = []
     for field_plan in plan.fields:
         if field_plan.shape.defines is not None:
-            ordered += post_order(field_plan.shape.defines)
+            ordered += post_order(field_plan.shape.defines, seen)
     return [*ordered, plan]
 
 
@@ -808,8 +841,9 @@ class Example:
     roots: list[str]
     tags: list[str]
     provider: str
+    config: str
     inputs: str | None
-    variables: dict[str, str] | None
+    variables: dict[str, object] | None
     validate_with_inputs: bool
 
     def __repr__(self) -> str:
@@ -831,7 +865,8 @@ class Example:
         adds = "\n".join(f"structure.add({root})" for root in self.roots)
         checked = "inputs" if self.validate_with_inputs else ""
         return (
-            f"structure = RunStructure(provider={models[self.provider]})\n{adds}\n"
+            f"structure = RunStructure({self.config}, provider={models[self.provider]})\n"
+            f"{adds}\n"
             f"inputs = {self.inputs or 'None'}\nvariables = {self.variables!r}\n"
             f"structure.validate({checked})\n"
             + "".join(f"structure.get_node({tag!r})\n" for tag in self.tags)
@@ -846,15 +881,34 @@ def task_tag(word: str, code: str) -> str:
 
 
 @st.composite
-def input_values(draw: st.DrawFn, context: Context, shape: Shape) -> str:
-    """A value for a field, as source: one that fits, one that does not, or a partial node."""
-    if shape.kind == "node":
-        return draw(pick(context, ["{}"], ["None", "[]"]))
-    if shape.kind == "nodes":
-        return draw(pick(context, ["[]", "[{}]", "[{}, {}]"], ["{}", "[1]"]))
+def input_values(draw: st.DrawFn, context: Context, shape: Shape, depth: int = 0) -> str:
+    """A value for a field, as source: one that fits, one that does not, or a partial node
+    (a dict of some of its fields, or an instance made by `model_construct`)."""
+    if shape.child is not None and shape.kind in ("node", "nodes"):
+        element = draw(node_values(context, shape.child, depth))
+        if shape.kind == "node":
+            return draw(pick(context, [element], ["None", "[]", "1"]))
+        if "list[list" in shape.src:
+            return draw(pick(context, ["[]", f"[[{element}]]"], [f"[{element}]"]))
+        elements = draw(st.sampled_from(("", element, f"{element}, {element}")))
+        return draw(pick(context, [f"[{elements}]"], [element, "[1]"]))
     good = [d.split("=", 1)[1] for d in shape.defaults if d.startswith("default=")]
     bad = [d.split("=", 1)[1] for d in shape.wrong if d.startswith("default=")]
     return draw(pick(context, good or ["None"], bad))
+
+
+@st.composite
+def node_values(draw: st.DrawFn, context: Context, plan: ClassPlan, depth: int) -> str:
+    """A partial value of the node class `plan`: a dict or an instance."""
+    chosen = [] if depth > 2 else draw(st.lists(st.sampled_from(plan.fields), max_size=2))
+    values = ", ".join(
+        f"{item.name!r}: {draw(input_values(context, item.shape, depth + 1))}"
+        for item in {id(item): item for item in chosen}.values()
+    )
+    values = draw(pick(context, [values], [f"{values}, 'nope': 1".lstrip(", ")]))
+    if draw(st.integers(0, 3)):
+        return f"{{{values}}}"
+    return f"{plan.name}.model_construct(**{{{values}}})"
 
 
 @st.composite
@@ -866,15 +920,8 @@ def input_sources(draw: st.DrawFn, context: Context) -> str | None:
     for root in context.roots:
         if not draw(st.integers(0, 3)):
             continue
-        chosen = draw(st.lists(st.sampled_from(root.fields), max_size=3, unique_by=id))
-        values = ", ".join(
-            f"{plan.name!r}: {draw(input_values(context, plan.shape))}" for plan in chosen
-        )
         key = root.name if draw(st.integers(0, 4)) else repr(root.path)
-        if draw(st.integers(0, 4)):
-            entries.append(f"{key}: {{{values}}}")
-        else:  # an instance, possibly partial
-            entries.append(f"{key}: {root.name}.model_construct(**{{{values}}})")
+        entries.append(f"{key}: {draw(node_values(context, root, 0))}")
     entries += [draw(pick(context, [""], ["'task.nowhere': {}", "3: {}"]))]
     return "{" + ", ".join(entry for entry in entries if entry) + "}"
 
@@ -887,7 +934,8 @@ def examples(draw: st.DrawFn) -> Example:
     for word in words:
         name, tag = f"Task{word}{context.code}", task_tag(word, context.code)
         context.roots.append(draw(class_plans(context, name, tag, None, draw(st.integers(0, 3)))))
-    classes = [plan for root in context.roots for plan in post_order(root)]
+    seen: set[int] = set()
+    classes = [plan for root in context.roots for plan in post_order(root, seen)]
     for plan in classes:
         plan.doc = draw(text_blocks(context, plan, None))
         for field_plan in plan.fields:
@@ -896,7 +944,11 @@ def examples(draw: st.DrawFn) -> Example:
     roots = [root.name for root in context.roots]
     if len(roots) == 2 and not draw(st.integers(0, 3)):
         roots.reverse()
-    variables = {name: f"<{name}>" for name in sorted(context.placeholders)}
+    values: tuple[object, ...] = ("text", "text", "text", 3, ["a"], {"k": 1}, None)
+    variables: dict[str, object] = {}
+    for name in sorted(context.placeholders):  # mostly text, sometimes other values
+        value = draw(st.sampled_from(values))
+        variables[name] = f"<{name}>" if value == "text" else value
     return Example(
         module_name=f"langtree_fuzz_{context.code}",
         chaos=context.chaos,
@@ -904,6 +956,7 @@ def examples(draw: st.DrawFn) -> Example:
         roots=roots,
         tags=[root.path for root in context.roots],
         provider=draw(st.sampled_from(("none", "default", "fast+smart", "fast+smart", "json"))),
+        config=draw(pick(context, CONFIGS, BAD_CONFIGS)),
         inputs=draw(input_sources(context)),
         variables=draw(st.sampled_from((None, variables, variables))),
         validate_with_inputs=draw(st.booleans()),
@@ -962,10 +1015,17 @@ def load(example: Example) -> types.ModuleType:
 def exercise(example: Example, module: types.ModuleType) -> None:
     """Every stage on the generated tasks, in the order a user would call them."""
     tasks = [getattr(module, name) for name in example.roots]
-    inputs: Mapping[object, object] | None = (
-        eval(example.inputs, module.__dict__) if example.inputs else None
+    inputs: Mapping[object, object] | None = None
+    try:
+        inputs = eval(example.inputs, module.__dict__) if example.inputs else None
+    except (ValidationError, PydanticUserError) as error:
+        # `model_construct` called a `default_factory` that fails (the class has required
+        # fields, or is not fully defined): the user's code, not LangTree, raised.
+        note(f"the inputs cannot be built, none are given: {error}")
+    config = eval(example.config)
+    made = attempt(
+        "RunStructure()", lambda: RunStructure(config, provider=providers(example.provider))
     )
-    made = attempt("RunStructure()", lambda: RunStructure(provider=providers(example.provider)))
     if not made.ok:
         return
     structure: RunStructure = made.value
@@ -984,7 +1044,7 @@ def exercise(example: Example, module: types.ModuleType) -> None:
         return
     runner = structure
     if example.provider == "none":
-        runner = RunStructure(provider=providers("fast+smart"))
+        runner = RunStructure(config, provider=providers("fast+smart"))
         for task in added:
             if not attempt(f"add({task.__name__}) for run()", partial(runner.add, task)).ok:
                 return
