@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from dataclasses import dataclass, field
 
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
@@ -146,6 +147,30 @@ def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepInstance:
+    """One instance of a plan step: the step's position in the plan, and the node
+    instance it generates fields of."""
+
+    position: int
+    address: Address
+
+
+@dataclass(slots=True, kw_only=True)
+class _Schedule:
+    """Where the run's steps stand.
+
+    Attributes:
+        waits: Which instances may start (per element).
+        closed: The steps whose instances are not listed yet (their commands wait).
+        running: The instances whose calls are in flight, by their task.
+    """
+
+    waits: InstanceWaits
+    closed: list[int]
+    running: dict[asyncio.Task[None], StepInstance] = field(default_factory=dict)
+
+
 class _Run:
     """The state of one run: values, trace, and the steps still to do."""
 
@@ -185,6 +210,10 @@ class _Run:
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
         self.broken: dict[int, dict[Address, str]] = {}
+        self.schedule = _Schedule(
+            waits=InstanceWaits(setup.registry, self.steps),
+            closed=list(range(len(self.steps))),
+        )
 
     def _step_call(self, step: PlanStep, provider: LLMProvider) -> StepCall:
         """The step's model, bound to its output schema once for all its instances."""
@@ -254,101 +283,101 @@ class _Run:
         before the limit's error is raised.
         """
         self.commands.apply_ready(self.state, self.setup.config)
-        waits = InstanceWaits(self.setup.registry, self.steps)
-        closed = list(range(len(self.steps)))
-        running: dict[asyncio.Task[None], tuple[int, Address]] = {}
+        schedule = self.schedule
         limit: RunLimitError | None = None
         try:
             while True:
                 if limit is None:
-                    self._start_what_may(waits, closed, running)
-                if not running:
+                    self._start_what_may()
+                if not schedule.running:
                     if limit is not None:
                         raise limit
-                    if not closed:
+                    if not schedule.closed:
                         break
-                    fallback = [p for p in closed if waits.deps_finished(p)]
+                    waits = schedule.waits
+                    fallback = [p for p in schedule.closed if waits.deps_finished(p)]
                     assert fallback, "the plan's steps depend only on earlier steps"
-                    self._open(waits, closed, fallback[:1])
+                    self._open(fallback[:1])
                     continue
-                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                finished, _ = await asyncio.wait(
+                    schedule.running, return_when=asyncio.FIRST_COMPLETED
+                )
                 for task in finished:
-                    position, address = running.pop(task)
+                    instance = schedule.running.pop(task)
                     try:
-                        self._outcome(task, position, address)
+                        self._outcome(task, instance)
                     except RunLimitError as error:
                         limit = limit or error
-                    waits.finish(position, address)
-                self._settle(waits)
+                    schedule.waits.finish(instance.position, instance.address)
+                self._settle()
         finally:
-            for task in running:
+            for task in schedule.running:
                 task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            await asyncio.gather(*schedule.running, return_exceptions=True)
 
-    def _start_what_may(
-        self,
-        waits: InstanceWaits,
-        closed: list[int],
-        running: dict[asyncio.Task[None], tuple[int, Address]],
-    ) -> None:
+    def _start_what_may(self) -> None:
         """Open the steps whose commands are done and start every instance that may,
         until nothing more changes without a model call."""
+        schedule = self.schedule
         while True:
-            self._open(waits, closed, [p for p in closed if self.commands.ready_for(p)])
-            ready = waits.take_ready()
+            self._open([p for p in schedule.closed if self.commands.ready_for(p)])
+            ready = schedule.waits.take_ready()
             if not ready:
                 return
             for position, address in ready:
-                step = self.steps[position]
-                because = self._broken_dependency(waits, position, address)
+                instance = StepInstance(position=position, address=address)
+                because = self._broken_dependency(instance)
                 if because is not None:
-                    self._skip(position, address, because)
-                    waits.finish(position, address)
-                elif self._due(step, address):
-                    prompt = self.builder.build(step, address)
+                    self._skip(instance, because)
+                    schedule.waits.finish(position, address)
+                elif self._due(self.steps[position], address):
+                    prompt = self.builder.build(self.steps[position], address)
                     task = asyncio.create_task(self._instance(position, address, prompt))
-                    running[task] = (position, address)
+                    schedule.running[task] = instance
                 else:
-                    waits.finish(position, address)
-            self._settle(waits)
+                    schedule.waits.finish(position, address)
+            self._settle()
 
-    def _outcome(self, task: asyncio.Task[None], position: int, address: Address) -> None:
+    def _outcome(self, task: asyncio.Task[None], instance: StepInstance) -> None:
         """Raise what an instance raised, unless it failed and the run continues."""
         error = task.exception()
         if error is None:
             return
         if self.setup.on_error == "continue" and isinstance(error, StepFailedError):
             self.errors.append(error)
-            self.broken.setdefault(position, {})[address] = f"{error.step_id} at {error.node_path}"
+            self._break(instance, f"{error.step_id} at {error.node_path}")
             return
         raise error
 
-    def _broken_dependency(
-        self, waits: InstanceWaits, position: int, address: Address
-    ) -> str | None:
+    def _broken_dependency(self, instance: StepInstance) -> str | None:
         """The failed (or skipped) instance this one depends on, if any."""
-        for dep, levels in waits.needs[position]:
+        indices = instance.address.indices
+        for dep, levels in self.schedule.waits.needs[instance.position]:
             for other, what in self.broken.get(dep, {}).items():
-                if other.indices[:levels] == address.indices[:levels]:
+                if other.indices[:levels] == indices[:levels]:
                     return what
         return None
 
-    def _skip(self, position: int, address: Address, because: str) -> None:
-        step = self.steps[position]
-        node_path = instance_text(self.setup.registry, address)
+    def _skip(self, instance: StepInstance, because: str) -> None:
+        step = self.steps[instance.position]
+        node_path = instance_text(self.setup.registry, instance.address)
         self.skipped.append(SkippedInstance(step_id=step.id, node_path=node_path, because=because))
-        self.broken.setdefault(position, {})[address] = because
+        self._break(instance, because)
 
-    def _open(self, waits: InstanceWaits, closed: list[int], positions: list[int]) -> None:
+    def _break(self, instance: StepInstance, because: str) -> None:
+        self.broken.setdefault(instance.position, {})[instance.address] = because
+
+    def _open(self, positions: list[int]) -> None:
         """List the instances of steps that may open, and carry out what that settles."""
         for position in positions:
-            closed.remove(position)
-            waits.open(position, self.state.instances(self.steps[position].node_tag))
-        self._settle(waits)
+            self.schedule.closed.remove(position)
+            instances = self.state.instances(self.steps[position].node_tag)
+            self.schedule.waits.open(position, instances)
+        self._settle()
 
-    def _settle(self, waits: InstanceWaits) -> None:
+    def _settle(self) -> None:
         """Carry out the commands that steps finished for all their instances make ready."""
-        for position in waits.take_finished():
+        for position in self.schedule.waits.take_finished():
             self.commands.finish_step(position, self.state, self.setup.config)
 
     def _due(self, step: PlanStep, address: Address) -> bool:
