@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TypeAlias
 
-from pydantic import ValidationError
+from pydantic import PydanticUserError, ValidationError
 
 from langtree.dsl.commands import AllCommand
 from langtree.errors import Diagnostic, StructureError
@@ -174,6 +174,10 @@ class _SuppliedCollector:
         """Report a supplied value that its field's type does not accept."""
         try:
             type_adapter(annotation).validate_python(value)
+        except PydanticUserError:
+            # The type names a class pydantic cannot complete: validate() reports the
+            # missing name on the field that uses it, so there is nothing to check here.
+            return
         except ValidationError as error:
             reasons = "; ".join(problem["msg"] for problem in error.errors())
             self._problem(

@@ -734,3 +734,19 @@ def test_a_lone_surrogate_in_a_description_is_an_error_at_validate() -> None:
         "decode the text with errors='strict' or 'replace', or remove the character",
     )
     assert (problem.source_line, problem.column, problem.length) == ("« \\udfff » text.", 3, 1)
+
+
+def test_inputs_for_a_field_whose_type_cannot_be_completed_report_the_missing_name() -> None:
+    section = create_model("Section", __base__=TreeNode, title=("Missing", None))
+    task = create_model(
+        "TaskReport", __base__=TreeNode, by_key=(dict[str, section], ...), section=(section, ...)
+    )
+    structure = RunStructure()
+    structure.add(task)
+
+    for check in (structure.validate, structure.plan, structure.prompts):
+        with pytest.raises(StructureError) as caught:
+            check({task: {"by_key": {}}})
+        assert [d.message for d in caught.value.diagnostics] == [
+            "Field 'title' of 'Section' refers to 'Missing', which is not defined"
+        ]
