@@ -65,7 +65,7 @@ class KnownParts:
         pending = [(top, values)]
         while pending:
             node, node_values = pending.pop()
-            for name in self.known.get(node.tag, ()):
+            for name in self._left_out(node):
                 node_values.pop(name, None)
             for node_field in node.fields:
                 child = self.registry.child(node, node_field.name)
@@ -74,6 +74,23 @@ class KnownParts:
                 found = elements(node_values.get(node_field.name), node_field.shape.list_depth)
                 pending += [(child, item) for _, item in found if isinstance(item, dict)]
         fill_defaults(self.registry, top, values)
+
+    def _left_out(self, node: Node) -> set[str]:
+        """The known fields of ``node`` the model is not asked for: all but a node field
+        whose default leaves fields below it to generate (nothing but this step can
+        generate them, so the model produces that node whole)."""
+        return {
+            name
+            for name in self.known.get(node.tag, ())
+            if (child := self.registry.child(node, name)) is None or self._all_known(child)
+        }
+
+    def _all_known(self, node: Node) -> bool:
+        """Whether every field of ``node`` and of the nodes below it is known."""
+        return all(
+            set(self.known.get(member.tag, ())) >= {f.name for f in member.fields}
+            for member in self.registry.subtree(node)
+        )
 
     def _has_known(self, node: Node) -> bool:
         """Whether ``node`` or a node below it has a known field."""
@@ -89,7 +106,7 @@ class KnownParts:
         if node.tag in self._variants:
             return self._variants[node.tag]
         user_class = node.node_class
-        known = self.known.get(node.tag, set())
+        known = self._left_out(node)
         overrides: dict[str, Any] = {}
         for node_field in node.fields:
             info = user_class.model_fields[node_field.name]

@@ -14,7 +14,7 @@ their command lines (``! ...``) and ``{placeholders}``, which only LangTree reso
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 
@@ -60,6 +60,11 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
         assert node_field is not None, f"{node.tag} has no field {name!r}"
         description = node_field.description.strip() or None
         annotation = parts.annotation(node, node_field) if parts else node_field.annotation
+        # The field's constraints (ge, max_length, ...) come along: the model sees them
+        # in the schema, and an answer that breaks them is invalid output, asked again.
+        metadata = node.node_class.model_fields[name].metadata
+        if metadata:
+            annotation = Annotated[(annotation, *metadata)]
         definitions[name] = (annotation, Field(description=description))
     class_name = _NOT_A_NAME.sub("_", f"{display_name(node.node_class)}_{'_'.join(step.fields)}")
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]

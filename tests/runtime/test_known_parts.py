@@ -123,3 +123,27 @@ def test_the_preview_shows_the_defaults_too() -> None:
     (prompt,) = structure.prompts()
 
     assert "### Part\n\nWrite a part about plain in the warm tone.\n\n#### Text\n" in prompt.text
+
+
+class Inner(TreeNode):
+    score: float = Field(description="A score.")
+
+
+class Scored(TreeNode):
+    inner: Inner = Field(default_factory=Inner.model_construct, description="Partial.")
+    text: str = Field(description="The text.")
+
+
+class TaskScored(TreeNode):
+    parts: list[Scored] = Field(description="The parts.")
+
+
+def test_a_partial_default_node_inside_a_node_generated_whole_is_generated() -> None:
+    model = FakeChatModel()
+
+    result = run(TaskScored, {}, model)
+
+    schema = model.calls[0].schema
+    assert schema is not None
+    assert list(schema["$defs"]["Scored"]["properties"]) == ["inner", "text"]  # type: ignore[index]
+    assert [part.inner.score for part in result[TaskScored].parts] == [1.0, 2.0]

@@ -1,6 +1,7 @@
 """The tool schema a model receives (DESIGN D11): no command lines, no placeholders."""
 
 import json
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field, create_model
@@ -106,3 +107,31 @@ def test_nodes_generated_whole_too_deep_for_pydantic_are_refused_before_any_call
         "below are generated step by step, or nest the classes less deeply",
     )
     assert model.calls == []
+
+
+class TaskTagged(TreeNode):
+    """! together"""
+
+    tags: Annotated[list[str], Field(max_length=1)] = Field(description="Tags.")
+    score: int = Field(ge=0, le=10, description="Score.")
+
+
+def test_field_constraints_reach_the_schema_and_an_answer_that_breaks_them_is_retried() -> None:
+    answers = iter([{"tags": ["a", "b"], "score": 11}, {"tags": ["a"], "score": 3}])
+    model = FakeChatModel(responder=lambda _: next(answers))
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskTagged)
+
+    result = structure.run()
+
+    schema = model.calls[0].schema
+    assert schema is not None
+    properties: Any = schema["properties"]
+    assert properties["tags"]["maxItems"] == 1
+    assert (properties["score"]["minimum"], properties["score"]["maximum"]) == (0, 10)
+    assert [(r.attempt, r.failure) for r in result.trace] == [(1, "invalid_output"), (2, None)]
+    assert result.trace[0].error == (
+        "- tags: List should have at most 1 item after validation, not 2\n"
+        "- score: Input should be less than or equal to 10"
+    )
+    assert (result[TaskTagged].tags, result[TaskTagged].score) == (["a"], 3)
