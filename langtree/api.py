@@ -14,7 +14,7 @@ from typing import Protocol, Unpack
 from langchain_core.runnables import Runnable
 
 from langtree.errors import Diagnostic, ExecutionError, StructureError
-from langtree.prompts.preview import StepPrompt, preview_prompts
+from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.engine import execute
 from langtree.runtime.loop import on_affine_loop
@@ -160,19 +160,27 @@ class RunStructure(TreeStructure):
                 are missing, or mapped data does not fit.
         """
         checked = self._checked_inputs(inputs)
-        named = _checked_variables(variables)
-        plan = self.plan(checked)
-        prompts = preview_prompts(
-            self.nodes,
-            self._analyse(),
-            plan,
-            self._inputs_by_tag(checked),
-            variables=named,
+        prompts = preview_prompts(self._prompt_setup(checked, _checked_variables(variables)))
+        return [self._budgeted(prompt) for prompt in prompts]
+
+    def _prompt_setup(
+        self, inputs: Mapping[object, object], variables: Mapping[str, object]
+    ) -> PromptSetup:
+        """The tasks planned for checked inputs, with what their prompts show.
+
+        Raises:
+            StructureError: The tasks do not validate with these inputs.
+        """
+        return PromptSetup(
+            registry=self.nodes,
+            analysis=self._analyse(),
+            plan=self.plan(inputs),
+            inputs=self._inputs_by_tag(inputs),
+            variables=variables,
             template=self._template,
             config=self.config.type_mapping,
             model_names=self._model_names(),
         )
-        return [self._budgeted(prompt) for prompt in prompts]
 
     def _budgeted(self, prompt: StepPrompt) -> StepPrompt:
         budget = self.config.budget_for(prompt.model or self._default_model())
@@ -266,15 +274,8 @@ class RunStructure(TreeStructure):
     ) -> RunResult:
         settings = self.settings.updated(**options)
         setup = RunSetup(
-            registry=self.nodes,
-            analysis=self._analyse(),
-            plan=self.plan(inputs),
+            prompts=self._prompt_setup(inputs, variables),
             tasks=self.tasks,
-            inputs=self._inputs_by_tag(inputs),
-            variables=variables,
-            template=self._template,
-            config=self.config.type_mapping,
-            model_names=self._model_names(),
             settings=settings,
             on_error=self.config.on_error,
         )

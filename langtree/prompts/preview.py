@@ -28,7 +28,12 @@ from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import title_from_name
 from langtree.structure.type_config import TypeMappingConfig
 
-__all__ = ["PromptBuilder", "StepPrompt", "preview_prompts"]
+__all__ = [
+    "PromptBuilder",
+    "PromptSetup",
+    "StepPrompt",
+    "preview_prompts",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,48 +72,57 @@ class StepPrompt:
         return self.token_budget is not None and self.token_count > self.token_budget
 
 
-def preview_prompts(
-    registry: NodeRegistry,
-    analysis: Analysis,
-    plan: ExecutionPlan,
-    inputs: Mapping[str, object],
-    *,
-    variables: Mapping[str, object],
-    template: StepTemplate,
-    config: TypeMappingConfig,
-    model_names: Mapping[str | None, str | None],
-) -> list[StepPrompt]:
-    """Assemble the prompt of every step instance of the plan.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSetup:
+    """A validated structure planned for the caller's inputs: what the prompts of its
+    step instances are assembled from, in a dry run or a run.
 
-    Args:
+    Attributes:
         registry: The nodes.
         analysis: The validated structure (its data flows).
-        plan: The steps, in order.
+        plan: The steps for these inputs.
         inputs: The caller's values by root task tag.
         variables: External prompt variables (``{name}`` in root texts).
         template: The message layout.
         config: How mapped values convert.
         model_names: For each model key, the model's name for token counting.
+    """
+
+    registry: NodeRegistry
+    analysis: Analysis
+    plan: ExecutionPlan
+    inputs: Mapping[str, object]
+    variables: Mapping[str, object]
+    template: StepTemplate
+    config: TypeMappingConfig
+    model_names: Mapping[str | None, str | None]
+
+    def builder(self, state: RunState) -> PromptBuilder:
+        """Builds the prompts from ``state``, as its values become known."""
+        flows = list(self.analysis.flows)
+        supplied = supplied_fields(self.registry, self.inputs)
+        return PromptBuilder(
+            state,
+            self.variables,
+            self.template,
+            self.model_names,
+            prompt_names=prompt_variable_names(flows),
+            known=known_fields(self.registry, flows, supplied),
+        )
+
+
+def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
+    """Assemble the prompt of every step instance of the plan.
 
     Raises:
         ExecutionError: External variables are missing, a command's data does not fit,
             or an input or variable holds a lone surrogate (text no prompt can carry).
         StructureError: The template fails to render.
     """
-    state = RunState.start(registry, inputs)
-    flows = list(analysis.flows)
-    builder = PromptBuilder(
-        state,
-        variables,
-        template,
-        model_names,
-        prompt_names=prompt_variable_names(flows),
-        known=known_fields(registry, flows, supplied_fields(registry, inputs)),
-    )
-    prompts = [
-        builder.build(step, address)
-        for step, address in dry_run(registry, flows, plan.steps, state, config)
-    ]
+    state = RunState.start(setup.registry, setup.inputs)
+    builder = setup.builder(state)
+    walk = dry_run(setup.registry, setup.analysis.flows, setup.plan.steps, state, setup.config)
+    prompts = [builder.build(step, address) for step, address in walk]
     builder.check_missing()
     return prompts
 

@@ -50,8 +50,6 @@ from langtree.runtime.schema import output_schema
 from langtree.runtime.setup import RunSetup, RunWatch
 from langtree.runtime.usage import UsageMeter
 from langtree.runtime.waits import InstanceWaits
-from langtree.structure.analysis import prompt_variable_names
-from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import PlanStep
 
 __all__ = ["execute"]
@@ -88,18 +86,12 @@ async def execute(
             generates whole nest too deep for pydantic to build its schema.
     """
     setup.settings.check()
-    state = RunState.start(setup.registry, setup.inputs)
-    log = ProvenanceLog(setup.registry)
-    log.record_start(state, setup.inputs)
-    builder = _prompt_builder(setup, state)
-    builder.missing = missing_external_variables(
-        setup.registry,
-        setup.analysis,
-        setup.plan,
-        setup.inputs,
-        variables=setup.variables,
-        config=setup.config,
-    )
+    prompts = setup.prompts
+    state = RunState.start(prompts.registry, prompts.inputs)
+    log = ProvenanceLog(prompts.registry)
+    log.record_start(state, prompts.inputs)
+    builder = prompts.builder(state)
+    builder.missing = missing_external_variables(prompts)
     builder.check_missing()
     settings = setup.settings
     journal = (
@@ -132,19 +124,6 @@ def _observed() -> bool:
     """Whether callbacks will see the run's calls: the caller's config (``build()``'s
     runnable passes its callbacks through the context), or tracing switched on."""
     return bool(get_async_callback_manager_for_config(ensure_config()).handlers)
-
-
-def _prompt_builder(setup: RunSetup, state: RunState) -> PromptBuilder:
-    """Builds the run's prompts from ``state``, as the values become known."""
-    flows = list(setup.analysis.flows)
-    return PromptBuilder(
-        state,
-        setup.variables,
-        setup.template,
-        setup.model_names,
-        prompt_names=prompt_variable_names(flows),
-        known=known_fields(setup.registry, flows, supplied_fields(setup.registry, setup.inputs)),
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,16 +163,17 @@ class _Run:
         journal: Journal | None = None,
     ) -> None:
         self.setup = setup
+        self.prompts = setup.prompts
         self.journal = journal
         self.journal_report: JournalReport | None = None
-        self.steps = setup.plan.steps
+        self.steps = setup.prompts.plan.steps
         self.state = state
         self.trace: list[TraceRecord] = []
         self.resampled_values: dict[tuple[str, str], float] = {}
-        flows = list(setup.analysis.flows)
+        flows = list(setup.prompts.analysis.flows)
         self.builder = builder
         self.log = log
-        self.commands = CommandTracker(setup.registry, flows, self.steps)
+        self.commands = CommandTracker(setup.prompts.registry, flows, self.steps)
         self.commands.log = log
         settings = setup.settings
         self.context = CallContext(
@@ -205,19 +185,19 @@ class _Run:
             journal=journal,
         )
         self.cooldowns: dict[str, Cooldown] = {}
-        self.parts = KnownParts(setup.registry, builder.known)
+        self.parts = KnownParts(setup.prompts.registry, builder.known)
         self.calls = [self._step_call(step, provider) for step in self.steps]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
         self.broken: dict[int, dict[Address, str]] = {}
         self.schedule = _Schedule(
-            waits=InstanceWaits(setup.registry, self.steps),
+            waits=InstanceWaits(setup.prompts.registry, self.steps),
             closed=list(range(len(self.steps))),
         )
 
     def _step_call(self, step: PlanStep, provider: LLMProvider) -> StepCall:
         """The step's model, bound to its output schema once for all its instances."""
-        node = self.setup.registry.get(step.node_tag)
+        node = self.prompts.registry.get(step.node_tag)
         assert node is not None
         key = step.model or provider.default
         config = provider.config(key)
@@ -282,7 +262,7 @@ class _Run:
         calls already in flight are paid for: they finish (and their values are kept)
         before the limit's error is raised.
         """
-        self.commands.apply_ready(self.state, self.setup.config)
+        self.commands.apply_ready(self.state, self.prompts.config)
         schedule = self.schedule
         limit: RunLimitError | None = None
         try:
@@ -360,7 +340,7 @@ class _Run:
 
     def _skip(self, instance: StepInstance, because: str) -> None:
         step = self.steps[instance.position]
-        node_path = instance_text(self.setup.registry, instance.address)
+        node_path = instance_text(self.prompts.registry, instance.address)
         self.skipped.append(SkippedInstance(step_id=step.id, node_path=node_path, because=because))
         self._break(instance, because)
 
@@ -378,7 +358,7 @@ class _Run:
     def _settle(self) -> None:
         """Carry out the commands that steps finished for all their instances make ready."""
         for position in self.schedule.waits.take_finished():
-            self.commands.finish_step(position, self.state, self.setup.config)
+            self.commands.finish_step(position, self.state, self.prompts.config)
 
     def _due(self, step: PlanStep, address: Address) -> bool:
         """Whether the instance exists and lacks some of the step's fields."""
@@ -399,7 +379,7 @@ class _Run:
                 raise _failure(prompt, generated)
             parsed, attempts = generated.output, generated.attempts
         written = self._write(address, parsed)
-        self.commands.finish_instance(position, address, self.state, self.setup.config)
+        self.commands.finish_instance(position, address, self.state, self.prompts.config)
         if written:
             last = attempts[-1] if attempts else None
             self.log.record_step(
@@ -431,7 +411,7 @@ class _Run:
                 cause=last.cause,
             )
             raise _failure(prompt, whole, sample=samples.fatal, samples=step.resample)
-        settings = self.setup.analysis.settings.get(step.node_tag)
+        settings = self.prompts.analysis.settings.get(step.node_tag)
         combined = aggregate(samples.valid, step.fields, settings.aggregations if settings else {})
         for name, value in combined.resampled_values.items():
             self.resampled_values[(prompt.node_path, name)] = value
@@ -449,7 +429,7 @@ class _Run:
         fresh = {name: value for name, value in values.items() if name not in current}
         if self.state.instance(address) is None:
             return {}
-        node = self.setup.registry.get(address.tag)
+        node = self.prompts.registry.get(address.tag)
         assert node is not None
         self.parts.fill(node, fresh)
         self.state.write_generated(address, fresh)

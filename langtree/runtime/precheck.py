@@ -14,29 +14,19 @@ missing external variable — exactly the names the assembly of those prompts wo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from langtree.prompts.dataflow import EXTERNAL
+from langtree.prompts.preview import PromptSetup
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import RunState
-from langtree.structure.analysis import Analysis, prompt_variable_names
+from langtree.structure.analysis import prompt_variable_names
 from langtree.structure.placeholders import TEMPLATE_VARIABLES, find_placeholders
-from langtree.structure.plan import ExecutionPlan, PlanStep
+from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["missing_external_variables"]
 
 
-def missing_external_variables(
-    registry: NodeRegistry,
-    analysis: Analysis,
-    plan: ExecutionPlan,
-    inputs: Mapping[str, object],
-    *,
-    variables: Mapping[str, object],
-    config: TypeMappingConfig,
-) -> dict[str, set[str]]:
+def missing_external_variables(setup: PromptSetup) -> dict[str, set[str]]:
     """The external variables the run's prompts would use and nothing supplies.
 
     Returns:
@@ -46,12 +36,13 @@ def missing_external_variables(
         ExecutionError: A command's data does not fit (see
             :func:`~langtree.prompts.dataflow.apply_flow`).
     """
-    state = RunState.start(registry, inputs)
-    flows = list(analysis.flows)
+    registry, variables = setup.registry, setup.variables
+    state = RunState.start(registry, setup.inputs)
+    flows = list(setup.analysis.flows)
     prompt_names = prompt_variable_names(flows)
     texts: dict[str, list[str]] = {}
     missing: dict[str, set[str]] = {}
-    for step, _ in dry_run(registry, flows, plan.steps, state, config):
+    for step, _ in dry_run(registry, flows, setup.plan.steps, state, setup.config):
         if step.id in texts:
             continue
         root = registry.path(step.node_tag)[0]

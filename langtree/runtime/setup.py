@@ -14,17 +14,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langtree.errors import ExecutionError
-from langtree.prompts.template import StepTemplate
+from langtree.prompts.preview import PromptSetup
 from langtree.runtime.failure import RunInterrupted
 from langtree.runtime.loop import run_sync
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.settings import RunSettings
-from langtree.structure.analysis import Analysis
-from langtree.structure.plan import ExecutionPlan
-from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree_node import TreeNode
-from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["OnError", "RunSetup", "RunWatch", "require_provider", "run_interruptible"]
 
@@ -33,31 +29,18 @@ OnError = Literal["raise", "continue"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSetup:
-    """A validated structure, planned for the caller's inputs.
+    """A validated structure, planned for the caller's inputs, with the run's settings.
 
     Attributes:
-        registry: The nodes.
-        analysis: The validated structure (its data flows).
-        plan: The steps for these inputs.
+        prompts: What the prompts are assembled from (the structure, the plan, the
+            inputs and variables), as for a dry run.
         tasks: The root task classes by tag.
-        inputs: The caller's values by root task tag.
-        variables: External prompt variables.
-        template: The message layout.
-        config: How mapped values convert.
-        model_names: Model keys to model names, for token counting.
         settings: Concurrency, retries, timeouts and limits.
         on_error: What a failed step instance does (``RunStructure``'s ``on_error``).
     """
 
-    registry: NodeRegistry
-    analysis: Analysis
-    plan: ExecutionPlan
+    prompts: PromptSetup
     tasks: Mapping[str, type[TreeNode]]
-    inputs: Mapping[str, object]
-    variables: Mapping[str, object]
-    template: StepTemplate
-    config: TypeMappingConfig
-    model_names: Mapping[str | None, str | None]
     settings: RunSettings
     on_error: OnError = "raise"
 
