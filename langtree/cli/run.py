@@ -118,7 +118,11 @@ def run_tree(arguments: argparse.Namespace) -> int:
     live = sys.stderr.isatty()
     progress = RunProgress(
         len(structure.prompts(inputs, variables)),
-        on_change=(lambda done, total, failed: _show(done, total, failed, end="\r"))
+        on_change=(
+            lambda done, total, failed: _show(
+                done, total, failed, end="\r", replayed=progress.replayed
+            )
+        )
         if live
         else None,
     )

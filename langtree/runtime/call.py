@@ -58,6 +58,7 @@ from langtree.runtime.journal import Journal, JournalEntry
 from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
+from langtree.runtime.progress import announce_replayed
 from langtree.runtime.replies import (
     CUT_OFF,
     Reading,
@@ -264,6 +265,8 @@ class StepCall:
                 tried = await self._attempt(call, config, waited, answers)
             else:
                 await answers.keep(self, tried)
+                if self.context.observed:
+                    await announce_replayed(prompt.node_path, valid=tried.output is not None)
             self.context.record(tried.record)
             attempts.append(tried.record)
             kind = tried.record.failure

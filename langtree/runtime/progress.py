@@ -4,7 +4,9 @@ Every model call of a step is a child run of the built runnable's run (see
 :mod:`langtree.runtime.runnable`); :class:`RunProgress` counts those children as they
 finish, and as failures the ones that raised or gave no parsable structured output. An
 output that parses but then fails validation is not seen here: the run's trace
-(``TraceRecord.error``) is the exact count.
+(``TraceRecord.error``) is the exact count. An answer replayed from the run's journal
+makes no call: it is announced as the custom event ``REPLAYED_EVENT`` on the run, and
+counted apart (``RunProgress.replayed``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,22 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 
-__all__ = ["RunProgress"]
+__all__ = ["REPLAYED_EVENT", "RunProgress", "announce_replayed"]
+
+REPLAYED_EVENT = "langtree_replayed_answer"
+"""The custom event of an answer replayed from the journal; its data holds the node path
+and whether the answer was valid."""
+
+
+async def announce_replayed(node_path: str, *, valid: bool) -> None:
+    """Tell the callbacks of the run in progress that an answer was replayed (nothing
+    happens outside a run, e.g. with tracing switched on globally)."""
+    manager = get_async_callback_manager_for_config(ensure_config())
+    if manager.parent_run_id is not None:
+        data = {"node_path": node_path, "valid": valid}
+        await manager.on_custom_event(REPLAYED_EVENT, data, run_id=manager.parent_run_id)
 
 
 class RunProgress(BaseCallbackHandler):
@@ -34,6 +50,7 @@ class RunProgress(BaseCallbackHandler):
         self.total = total
         self.done = 0
         self.failed = 0
+        self.replayed = 0
         self._on_change = on_change
         self._root: UUID | None = None
         self._calls: set[UUID] = set()
@@ -62,6 +79,18 @@ class RunProgress(BaseCallbackHandler):
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._finish(run_id, failed=True)
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if name != REPLAYED_EVENT or run_id != self._root:
+            return
+        with self._lock:
+            self.replayed += 1
+            self.done += 1
+            self.failed += not (isinstance(data, Mapping) and data.get("valid"))
+            self.total = max(self.total, self.done)
+            counts = (self.done, self.total, self.failed)
+        if self._on_change is not None:
+            self._on_change(*counts)
 
     def _finish(self, run_id: UUID, *, failed: bool) -> None:
         with self._lock:

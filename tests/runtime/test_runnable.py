@@ -147,3 +147,20 @@ def test_a_non_mapping_input_is_the_error_run_gives() -> None:
     assert "Inputs must be a dict of task classes (or tags) to values, not 'str'" in str(
         from_invoke.value
     )
+
+
+def test_progress_counts_answers_replayed_from_the_journal_apart(tmp_path: Any) -> None:
+    journal = tmp_path / "greet.sqlite"
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    structure.add(TaskGreet)
+    inputs = {TaskGreet: {"name": "Ada"}}
+    first = RunProgress(2)
+    structure.build(journal=journal).invoke(inputs, config={"callbacks": [first]})
+    seen: list[tuple[int, int, int]] = []
+    second = RunProgress(2, on_change=lambda *counts: seen.append(counts))
+
+    structure.build(journal=journal).invoke(inputs, config={"callbacks": [second]})
+
+    assert (first.done, first.replayed) == (2, 0)
+    assert (second.done, second.replayed, second.failed) == (2, 2, 0)
+    assert seen == [(1, 2, 0), (2, 2, 0)]
