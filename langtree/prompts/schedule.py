@@ -10,7 +10,7 @@ and the run share this schedule.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
@@ -169,7 +169,7 @@ def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
     if isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity:
         # A broadcast fills the elements on its way: it waits until they exist, so that
         # elements a model generates receive it too (D8).
-        reads |= _target_keys(registry, flow, lambda fields: fields[:-1], whole=False)
+        reads |= _target_keys(registry, flow, to_target=False)
     return reads
 
 
@@ -177,22 +177,17 @@ def source_reads(registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow) 
     """The fields a mapping's source reads (``*``: the command's whole node)."""
     source = mapping_flow.source
     if source is None:
-        return _subtree_keys(registry, flow.node)
+        return set(registry.subtree_fields(flow.node))
     return _path_keys(registry, flow.node, source.fields, whole=True)
 
 
 def flow_writes(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
-    return _target_keys(registry, flow, lambda fields: fields, whole=True)
+    return _target_keys(registry, flow, to_target=True)
 
 
-def _target_keys(
-    registry: NodeRegistry,
-    flow: Flow,
-    part: Callable[[tuple[NodeField, ...]], tuple[NodeField, ...]],
-    *,
-    whole: bool,
-) -> set[FieldKey]:
-    """The fields along ``part`` of each ``value`` target's path from its start."""
+def _target_keys(registry: NodeRegistry, flow: Flow, *, to_target: bool) -> set[FieldKey]:
+    """The fields along each ``value`` target's path from its start: up to the target
+    with its subtree (``to_target``), or only those that lead to its holder."""
     destination = flow.destination
     if destination is None:
         return set()
@@ -202,7 +197,9 @@ def _target_keys(
     for mapping_flow in flow.mappings:
         if mapping_flow.scope == "value" and mapping_flow.target is not None:
             fields = destination.fields + mapping_flow.target.fields
-            keys |= _path_keys(registry, start, part(fields), whole=whole)
+            keys |= _path_keys(
+                registry, start, fields if to_target else fields[:-1], whole=to_target
+            )
     return keys
 
 
@@ -214,7 +211,7 @@ def step_writes(registry: NodeRegistry, step: PlanStep) -> set[FieldKey]:
         writes.add((node.tag, name))
         child = registry.child(node, name)
         if child is not None:
-            writes |= _subtree_keys(registry, child)
+            writes |= set(registry.subtree_fields(child))
     return writes
 
 
@@ -230,18 +227,7 @@ def _path_keys(
         keys.add((node.tag, node_field.name))
         node = registry.child(node, node_field.name)
     if whole and node is not None and node is not start:
-        keys |= _subtree_keys(registry, node)
-    return keys
-
-
-def _subtree_keys(registry: NodeRegistry, node: Node) -> set[FieldKey]:
-    """The fields of ``node`` and of every node below it (walked without recursion)."""
-    keys: set[FieldKey] = set()
-    nodes = [node]
-    while nodes:
-        current = nodes.pop()
-        keys.update((current.tag, node_field.name) for node_field in current.fields)
-        nodes.extend(registry.children(current.tag))
+        keys |= set(registry.subtree_fields(node))
     return keys
 
 

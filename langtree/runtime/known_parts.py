@@ -95,9 +95,8 @@ class KnownParts:
     def _has_known(self, node: Node) -> bool:
         """Whether ``node`` or a node below it has a known field."""
         if node.tag not in self._holds_known:
-            below = self.registry.children(node.tag)
-            self._holds_known[node.tag] = bool(self.known.get(node.tag)) or any(
-                self._has_known(child) for child in below
+            self._holds_known[node.tag] = any(
+                self.known.get(member.tag) for member in self.registry.subtree(node)
             )
         return self._holds_known[node.tag]
 

@@ -40,7 +40,7 @@ def element_levels(registry: NodeRegistry, flow: Flow, produced: Collection[Fiel
     if not flow.is_each or flow.destination is None or not flow.mappings:
         return 0
     depth = flow.depth
-    if _levels_above(registry, flow.node.tag) != 0:
+    if registry.list_levels(flow.node.tag) != 0:
         return 0
     for mapping_flow in flow.mappings:
         target = mapping_flow.target
@@ -48,7 +48,7 @@ def element_levels(registry: NodeRegistry, flow: Flow, produced: Collection[Fiel
             return 0
         if mapping_flow.target_levels != depth:
             return 0
-        if _levels_above(registry, field_holder(registry, target).tag) != depth:
+        if registry.list_levels(field_holder(registry, target).tag) != depth:
             return 0
     if any(key in produced for key in iteration_keys(registry, flow)):
         return 0
@@ -66,8 +66,3 @@ def iteration_keys(registry: NodeRegistry, flow: Flow) -> list[FieldKey]:
             break
         node = child
     return keys
-
-
-def _levels_above(registry: NodeRegistry, tag: str) -> int:
-    """How many list levels lie on the way from the root task to the node at ``tag``."""
-    return sum(node.list_depth for node in registry.path(tag))

@@ -66,7 +66,7 @@ def _written_fields(
     holder = field_holder(registry, target)
     yield holder.tag, target.field.name
     if target.field.shape.node_class is not None:
-        yield from _subtree_fields(registry, target.node)
+        yield from registry.subtree_fields(target.node)
     if creates and flow.destination is not None:
         yield from _crossed_fields(registry, holder, _crossed_count(flow.destination, target))
 
@@ -77,11 +77,6 @@ def field_holder(registry: NodeRegistry, resolved: ResolvedPath) -> Node:
     if resolved.field is None or resolved.field.shape.node_class is None or not node.parent:
         return node
     return registry.get(node.parent) or node
-
-
-def _subtree_fields(registry: NodeRegistry, node: Node) -> Iterator[tuple[str, str]]:
-    for member in registry.subtree(node):
-        yield from ((member.tag, f.name) for f in member.fields)
 
 
 def _crossed_count(destination: ResolvedPath, target: ResolvedPath) -> int:

@@ -136,7 +136,7 @@ class _NeedFinder:
             yield tag, name
             child = self.registry.child(node, name)
             if child is not None:
-                yield from _subtree_keys(self.registry, child)
+                yield from self.registry.subtree_fields(child)
 
     # -- commands ---------------------------------------------------------------------
 
@@ -169,7 +169,7 @@ class _NeedFinder:
                 key = field_holder(self.registry, target).tag, target.field.name
                 written = [key]
                 if target.field.shape.node_class is not None:
-                    written += _subtree_keys(self.registry, target.node)
+                    written += self.registry.subtree_fields(target.node)
                 for written_key in written:
                     writers[written_key].append(sources)
         return writers
@@ -196,13 +196,13 @@ class _NeedFinder:
     def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
         source = mapping_flow.source
         if source is None:
-            yield from _subtree_keys(self.registry, flow.node)
+            yield from self.registry.subtree_fields(flow.node)
         elif source.field is None:
-            yield from _subtree_keys(self.registry, source.node)
+            yield from self.registry.subtree_fields(source.node)
         else:
             yield field_holder(self.registry, source).tag, source.field.name
             if source.field.shape.node_class is not None:
-                yield from _subtree_keys(self.registry, source.node)
+                yield from self.registry.subtree_fields(source.node)
 
     def _consumers(self, flow: Flow, mapping_flow: MappingFlow) -> list[Consumer]:
         destination = flow.destination
@@ -286,8 +286,3 @@ class _NeedFinder:
             if holder.field(name) is not None:
                 return holder.tag, name
         return None
-
-
-def _subtree_keys(registry: NodeRegistry, node: Node) -> Iterator[FieldKey]:
-    for member in registry.subtree(node):
-        yield from ((member.tag, f.name) for f in member.fields)

@@ -21,7 +21,6 @@ from langtree.structure.needs import (
     Consumer,
     Need,
     find_needs,
-    path_to,
 )
 from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
@@ -173,9 +172,8 @@ class _PlanBuilder:
         self.producer.setdefault((tag, name), draft)
         node = self.registry.get(tag)
         child = self.registry.child(node, name) if node else None
-        for member in self.registry.subtree(child) if child is not None else ():
-            for node_field in member.fields:
-                self.producer.setdefault((member.tag, node_field.name), draft)
+        for key in self.registry.subtree_fields(child) if child is not None else ():
+            self.producer.setdefault(key, draft)
 
     def _node(self, tag: str) -> Node:
         node = self.registry.get(tag)
@@ -257,14 +255,11 @@ class _PlanBuilder:
             return
         levels = min(
             need.element_levels,
-            self._list_levels(consumer.node_tag),
-            self._list_levels(producer.node_tag),
+            self.registry.list_levels(consumer.node_tag),
+            self.registry.list_levels(producer.node_tag),
         )
         key = (consumer.id, producer.id)
         self.element_levels[key] = min(self.element_levels.get(key, levels), levels)
-
-    def _list_levels(self, tag: str) -> int:
-        return sum(node.list_depth for node in path_to(self.registry, self._node(tag)))
 
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
         drafts = self.by_node.get(consumer[0], [])
@@ -312,7 +307,7 @@ class _PlanBuilder:
             modifier=draft.modifier,
             model=draft.model,
             resample=draft.resample,
-            list_levels=self._list_levels(draft.node_tag),
+            list_levels=self.registry.list_levels(draft.node_tag),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
             element_waits=tuple(
                 ElementWait(step_id=producer, levels=levels)

@@ -110,6 +110,16 @@ class NodeRegistry:
             yield current
             pending.extend(reversed(self.children(current.tag)))
 
+    def subtree_fields(self, node: Node) -> Iterator[FieldKey]:
+        """The fields of ``node`` and of every node below it, in tree order."""
+        for member in self.subtree(node):
+            yield from ((member.tag, node_field.name) for node_field in member.fields)
+
+    def list_levels(self, tag: str) -> int:
+        """How many list levels lie on the way from the root task to the node at ``tag``
+        (its own included)."""
+        return sum(node.list_depth for node in self.path(tag))
+
     def path(self, tag: str) -> list[Node]:
         """The nodes from the root task down to the node with ``tag`` (empty if unknown).
 
