@@ -11,6 +11,7 @@ from langtree.errors import (
     LangTreeError,
     StructureError,
 )
+from langtree.runtime.cache import ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.provider import LLMProvider, ModelConfig
 from langtree.runtime.result import RunResult
@@ -31,6 +32,7 @@ __all__ = [
     "LLMProvider",
     "LangTreeError",
     "ModelConfig",
+    "ResponseCache",
     "RetryPolicy",
     "RunInterrupted",
     "RunLimitError",

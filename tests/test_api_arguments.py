@@ -56,7 +56,7 @@ RUN_HINT = (
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
 SETTINGS = (
-    "'call_timeout', 'deadline', 'journal', 'journal_max_age', 'max_concurrency', "
+    "'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', 'max_concurrency', "
     "'max_retries', 'retry', 'usage_limits'"
 )
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"

@@ -830,7 +830,10 @@ def test_run_resumes_from_its_journal_counting_replayed_calls_apart(
     assert second[1] == first[1]
     first_lines, second_lines = first[2].splitlines(), second[2].splitlines()
     assert first_lines[-2] == "langtree: 10/10 calls done, 0 failed"
-    assert second_lines[-2] == "langtree: 10/10 calls done (10 replayed from the journal), 0 failed"
+    assert (
+        second_lines[-2]
+        == "langtree: 10/10 calls done (10 replayed without a model call), 0 failed"
+    )
     assert second_lines[-1].startswith("langtree: 0 call(s), 0 tokens, ")
 
 
@@ -847,3 +850,71 @@ def test_a_journal_that_cannot_be_opened_is_a_usage_error(
         f"langtree: error: The journal {str(journal)!r} cannot be opened: unable to open "
         "database file\n"
     )
+
+
+def test_run_with_a_cache_replays_any_earlier_run_and_no_cache_bypasses_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ("--input", str(REVIEW_INPUTS), "--model", "fake")
+    cache = tmp_path / "answers.sqlite"
+    first = run_review(capsys, *arguments, "--cache", str(cache))
+    second = run_review(capsys, *arguments, "--cache", str(cache), "--cache-max-age", "3600")
+    expired = run_review(capsys, *arguments, "--cache", str(cache), "--cache-max-age", "1e-9")
+
+    assert (first[0], second[0], expired[0]) == (0, 0, 0)
+    assert second[1] == first[1]
+    assert second[2].splitlines()[-2] == (
+        "langtree: 10/10 calls done (10 replayed without a model call), 0 failed"
+    )
+    assert expired[2].splitlines()[-2] == "langtree: 10/10 calls done, 0 failed"
+
+
+def test_run_cache_options_that_do_not_fit_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments = ("--input", str(REVIEW_INPUTS), "--model", "fake")
+
+    status, out, err = run_review(capsys, *arguments, "--cache-max-age", "60")
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: --cache-max-age applies to the cache given with --cache\n"
+        "  hint: add --cache FILE.sqlite, or set max_age on the provider's "
+        "ResponseCache(...)\n"
+    )
+    with pytest.raises(SystemExit) as exited:
+        run_review(capsys, *arguments, "--cache", str(tmp_path / "a.sqlite"), "--no-cache")
+    assert exited.value.code == 2
+    assert "argument --no-cache: not allowed with argument --cache" in capsys.readouterr().err
+
+
+def test_run_uses_the_cache_of_a_provider_from_a_module_unless_told_not_to(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        "cached_models.py",
+        f"""
+        from langtree import LLMProvider
+        from langtree.testing import FakeChatModel
+
+        provider = LLMProvider({{"default": FakeChatModel()}}, cache={str(tmp_path / "c.sqlite")!r})
+        """,
+    )
+    arguments = (
+        "--input",
+        str(REVIEW_INPUTS),
+        "--model",
+        f"{tmp_path / 'cached_models.py'}:provider",
+    )
+    runs = [
+        run_review(capsys, *arguments),
+        run_review(capsys, *arguments),
+        run_review(capsys, *arguments, "--no-cache"),
+    ]
+
+    assert [status for status, _, _ in runs] == [0, 0, 0]
+    assert [err.splitlines()[-2] for _, _, err in runs] == [
+        "langtree: 10/10 calls done, 0 failed",
+        "langtree: 10/10 calls done (10 replayed without a model call), 0 failed",
+        "langtree: 10/10 calls done, 0 failed",
+    ]

@@ -13,6 +13,8 @@ from langtree.api import RunStructure
 from langtree.cli.inputs import read_inputs, variables_from
 from langtree.cli.models import model_keys, provider_for
 from langtree.cli.trees import valid_structure
+from langtree.errors import LangTreeError
+from langtree.runtime.cache import ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.methods import METHOD_CHOICES
 from langtree.runtime.progress import RunProgress
@@ -83,6 +85,25 @@ def _add_run_settings(command: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="ask again for the journal's answers older than this",
     )
+    cache = settings.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache",
+        type=Path,
+        metavar="FILE.sqlite",
+        help="a response cache: replay the answers of any earlier run it holds, and add "
+        "this run's (instead of the provider's cache)",
+    )
+    cache.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="bypass the provider's response cache: ask every model anew",
+    )
+    settings.add_argument(
+        "--cache-max-age",
+        type=float,
+        metavar="SECONDS",
+        help="with --cache: ask again for the cache's answers older than this",
+    )
 
 
 def _run_options(arguments: argparse.Namespace) -> RunOptions:
@@ -95,6 +116,16 @@ def _run_options(arguments: argparse.Namespace) -> RunOptions:
         options["journal"] = arguments.journal
     if arguments.journal_max_age is not None:
         options["journal_max_age"] = arguments.journal_max_age
+    if arguments.cache_max_age is not None and arguments.cache is None:
+        raise LangTreeError(
+            "--cache-max-age applies to the cache given with --cache\n"
+            "  hint: add --cache FILE.sqlite, or set max_age on the provider's "
+            "ResponseCache(...)"
+        )
+    if arguments.cache is not None:
+        options["cache"] = ResponseCache(arguments.cache, max_age=arguments.cache_max_age)
+    if arguments.no_cache:
+        options["cache"] = False
     if arguments.max_calls is not None or arguments.max_tokens is not None:
         options["usage_limits"] = UsageLimits(
             calls=arguments.max_calls, total_tokens=arguments.max_tokens
@@ -154,10 +185,10 @@ def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
 
 
 def _show(done: int, total: int, failed: int, end: str = "\n", *, replayed: int = 0) -> None:
-    """The progress line; answers replayed from the journal are counted apart."""
-    from_journal = f" ({replayed} replayed from the journal)" if replayed else ""
+    """The progress line; answers replayed from the journal or cache are counted apart."""
+    replays = f" ({replayed} replayed without a model call)" if replayed else ""
     print(
-        f"langtree: {done}/{total} calls done{from_journal}, {failed} failed",
+        f"langtree: {done}/{total} calls done{replays}, {failed} failed",
         end=end,
         file=sys.stderr,
     )

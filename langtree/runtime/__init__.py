@@ -1,7 +1,9 @@
 """Stage 4 of the pipeline: running steps on LangChain chat models."""
 
+from langtree.runtime.cache import CacheReport, ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.faults import ErrorClassifier, FailureKind
+from langtree.runtime.journal import JournalReport
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.provider import LLMProvider, ModelConfig, ModelSource
@@ -11,13 +13,16 @@ from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import RunUsage, Usage, UsageLimits
 
 __all__ = [
+    "CacheReport",
     "ErrorClassifier",
     "FailureKind",
+    "JournalReport",
     "LLMProvider",
     "MethodChoice",
     "ModelConfig",
     "ModelSource",
     "ProvenanceRecord",
+    "ResponseCache",
     "RetryPolicy",
     "RunInterrupted",
     "RunLimitError",

@@ -135,7 +135,6 @@ class CallContext:
         rng: Draws the jitter of the backoff.
         observed: Whether callbacks observe the run (LangChain tracing, a progress bar):
             only then is each call traced as a chain run of its own.
-        journal: Where answers are recorded and replayed from (``None``: no journal).
     """
 
     semaphore: asyncio.Semaphore
@@ -143,7 +142,6 @@ class CallContext:
     record: Callable[[TraceRecord], None]
     rng: random.Random = field(default_factory=random.Random)
     observed: bool = True
-    journal: Journal | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +223,8 @@ class StepCall:
         settings: Retries and timeout of the model's calls.
         cooldown: The model's pause after a ``Retry-After`` (shared by its steps).
         context: What the run's calls share.
+        answer_files: The journal and the response cache the calls' answers are replayed
+            from and recorded in (see ``langtree.runtime.answer_files``).
         identity: What every call of the step shares in its key (the model, the schema
             and the method; see ``langtree.runtime.call_key``).
     """
@@ -235,6 +235,7 @@ class StepCall:
     settings: CallSettings
     cooldown: Cooldown
     context: CallContext
+    answer_files: tuple[Journal, ...] = ()
     identity: str = ""
 
     async def generate(self, prompt: StepPrompt, *, sample: int = 1) -> Generated:
@@ -455,12 +456,13 @@ class StepCall:
 
 @dataclass(slots=True, kw_only=True)
 class _Answers:
-    """A step instance's answers in the run's journal: those recorded are replayed, in
-    order, before any model call; new ones are added (a valid one is committed before
-    the run uses it)."""
+    """A step instance's answers in the run's journal and cache: those recorded are
+    replayed, in order, before any model call; new ones are added to every file (a valid
+    one is committed before the run uses it)."""
 
-    journal: Journal | None
+    files: tuple[Journal, ...] = ()
     key: str = ""
+    source: Journal | None = None
     recorded: tuple[JournalEntry, ...] = ()
     given: int = 0
 
@@ -468,9 +470,8 @@ class _Answers:
     def of(
         cls, step: StepCall, prompt: StepPrompt, messages: tuple[BaseMessage, ...], sample: int
     ) -> _Answers:
-        journal = step.context.journal
-        if journal is None:
-            return cls(journal=None)
+        if not step.answer_files:
+            return cls()
         key = call_key(
             step.identity,
             step_id=prompt.step_id,
@@ -479,12 +480,15 @@ class _Answers:
             sample=sample,
             messages=messages,
         )
-        return cls(journal=journal, key=key, recorded=journal.answers(key))
+        found = [(file, file.answers(key)) for file in step.answer_files]
+        # The longer chain wins; the journal, listed first, on a tie.
+        source, recorded = max(found, key=lambda pair: len(pair[1]))
+        return cls(files=step.answer_files, key=key, source=source, recorded=recorded)
 
     def replayed(self, step: StepCall, call: _Call) -> _Attempt | None:
         """The next recorded answer as an attempt, or ``None`` when a call must be made
         (none is left, or a valid one no longer validates)."""
-        if self.journal is None or self.given >= len(self.recorded):
+        if self.source is None or self.given >= len(self.recorded):
             return None
         entry = self.recorded[self.given]
         output = None
@@ -493,7 +497,7 @@ class _Answers:
                 output = step.output.model_validate_json(entry.output)
             except ValidationError:
                 return None
-        self.journal.count_replayed()
+        self.source.count_replayed()
         record = call.record(
             step.model,
             usage=entry.usage,
@@ -512,7 +516,7 @@ class _Answers:
         if record.failure not in (None, "invalid_output"):
             return
         self.given += 1
-        if self.journal is None or record.replayed:
+        if not self.files or record.replayed:
             return
         entry = JournalEntry(
             key=self.key,
@@ -527,7 +531,8 @@ class _Answers:
             usage=record.usage,
             latency=record.latency,
         )
-        await self.journal.record(entry, durable=tried.output is not None)
+        durable = tried.output is not None
+        await asyncio.gather(*(file.record(entry, durable=durable) for file in self.files))
 
 
 class _CallTimeoutError(Exception):

@@ -33,11 +33,11 @@ from pydantic import BaseModel
 
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
+from langtree.runtime.answer_files import AnswerFiles
 from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
 from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import RunLimitError, StepFailedError
-from langtree.runtime.journal import Journal, JournalReport
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.outcome import run_result
@@ -93,13 +93,8 @@ async def execute(
     builder = prompts.builder(state)
     builder.missing = missing_external_variables(prompts)
     builder.check_missing()
-    settings = setup.settings
-    journal = (
-        Journal(settings.journal, max_age=settings.journal_max_age)
-        if settings.journal is not None
-        else None
-    )
-    run = _Run(setup, provider, state, builder, log, journal)
+    files = AnswerFiles.open(setup.settings, provider)
+    run = _Run(setup, provider, state, builder, log, files)
     try:
         await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:
@@ -116,7 +111,7 @@ async def execute(
         )
         raise
     finally:
-        run.close_journal()
+        files.close()
     return run.result(stopped=False)
 
 
@@ -160,12 +155,11 @@ class _Run:
         state: RunState,
         builder: PromptBuilder,
         log: ProvenanceLog,
-        journal: Journal | None = None,
+        files: AnswerFiles,
     ) -> None:
         self.setup = setup
         self.prompts = setup.prompts
-        self.journal = journal
-        self.journal_report: JournalReport | None = None
+        self.files = files
         self.steps = setup.prompts.plan.steps
         self.state = state
         self.trace: list[TraceRecord] = []
@@ -182,7 +176,6 @@ class _Run:
             record=self.trace.append,
             rng=random.Random(),
             observed=_observed(),
-            journal=journal,
         )
         self.cooldowns: dict[str, Cooldown] = {}
         self.parts = KnownParts(setup.prompts.registry, builder.known)
@@ -204,6 +197,7 @@ class _Run:
         output, schema = output_schema(node, step, self.parts)
         settings = self.setup.settings
         model = provider.get(key)
+        files = self.files.of_model(config)
         return StepCall(
             binding=bind_structured(model, schema, config.method),
             output=output,
@@ -215,19 +209,9 @@ class _Run:
             ),
             cooldown=self.cooldowns.setdefault(key, Cooldown()),
             context=self.context,
-            identity=step_identity(key, model, schema, config.method)
-            if self.journal is not None
-            else "",
+            answer_files=files,
+            identity=step_identity(key, model, schema, config.method) if files else "",
         )
-
-    def close_journal(self) -> None:
-        """Commit the journal's last answers and close it (once).
-
-        Raises:
-            ExecutionError: The journal could not be written.
-        """
-        if self.journal is not None and self.journal_report is None:
-            self.journal_report = self.journal.close()
 
     async def within_deadline(self) -> None:
         """Run every step, stopping at the run's deadline.
@@ -440,8 +424,10 @@ class _Run:
 
         Raises:
             ExecutionError: The run finished, no step failed, and a task does not
-                validate (e.g. a validator of the class).
+                validate (e.g. a validator of the class), or the journal or the cache
+                could not be written.
         """
+        self.files.close()
         return run_result(
             tasks=self.setup.tasks,
             state=self.state,
@@ -451,12 +437,9 @@ class _Run:
             skipped=tuple(self.skipped),
             resampled_values=dict(self.resampled_values),
             stopped=stopped,
-            journal=self._closed_journal(),
+            journal=self.files.journal_report,
+            cache=self.files.cache_report,
         )
-
-    def _closed_journal(self) -> JournalReport | None:
-        self.close_journal()
-        return self.journal_report
 
 
 def _failure(

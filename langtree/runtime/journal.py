@@ -12,6 +12,11 @@ disk; several answers that arrive together go in one transaction. A valid answer
 committed before the run uses it (its ``record`` returns only then), so nothing a later
 step reads can be lost. The file is in WAL mode: a committed answer survives the process
 being killed.
+
+A journal reads every answer of its file when it opens (so that it can count the calls a
+run did not make); a response cache (:mod:`langtree.runtime.cache`), which collects the
+answers of many runs, is a journal opened with ``preload=False``: it looks each call's
+answers up by key instead.
 """
 
 from __future__ import annotations
@@ -125,15 +130,35 @@ class Journal:
         path: The SQLite file (created when it does not exist).
         max_age: Seconds after which a recorded answer is no longer replayed: its call is
             made again and the new answer replaces it (``None``: answers never expire).
+        preload: Read every answer when opening (``False``: look each call's answers up
+            when asked; the report's ``unmatched`` is then 0).
+        kind: What the file is to the user (``"journal"``, ``"cache"``), for messages.
 
     Raises:
         ExecutionError: The file cannot be opened or created, or is not a LangTree
             journal.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, max_age: float | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_age: float | None = None,
+        preload: bool = True,
+        kind: str = "journal",
+    ) -> None:
         self.path = Path(path)
-        self._known = _read(self.path, max_age)
+        self.kind = kind
+        self._since = _since(max_age)
+        self._reader = _open(self.path, kind)
+        self._known: dict[str, tuple[JournalEntry, ...]] | None = None
+        if preload:
+            try:
+                self._known = _read(self._reader, self._since)
+            except sqlite3.Error as error:
+                raise _open_error(self.path, error, self.kind) from error
+            finally:
+                self._reader.close()
         self._used: set[str] = set()
         self.replayed = 0
         self.recorded = 0
@@ -146,6 +171,16 @@ class Journal:
 
     def answers(self, key: str) -> tuple[JournalEntry, ...]:
         """The answers recorded for a call, first first."""
+        if self._known is None:
+            try:
+                rows = self._reader.execute(
+                    f"SELECT {_COLUMNS} FROM answers WHERE key = ? AND recorded_at >= ? "
+                    "ORDER BY answer",
+                    (key, self._since),
+                ).fetchall()
+            except sqlite3.Error as error:
+                raise _open_error(self.path, error, self.kind) from error
+            return tuple(_consecutive([_entry(row) for row in rows]))
         self._used.add(key)
         return self._known.get(key, ())
 
@@ -161,7 +196,7 @@ class Journal:
                 removed).
         """
         if self._failure is not None:
-            raise _write_error(self.path, self._failure)
+            raise _write_error(self.path, self._failure, self.kind)
         self.recorded += 1
         done: asyncio.Future[None] | None = None
         if durable:
@@ -178,9 +213,12 @@ class Journal:
         """
         self._queue.put(None)
         self._writer.join()
+        if self._known is None:
+            self._reader.close()
         if self._failure is not None:
-            raise _write_error(self.path, self._failure)
-        unmatched = sum(1 for key in self._known if key not in self._used)
+            raise _write_error(self.path, self._failure, self.kind)
+        known = self._known or {}
+        unmatched = sum(1 for key in known if key not in self._used)
         return JournalReport(
             path=str(self.path), replayed=self.replayed, recorded=self.recorded, unmatched=unmatched
         )
@@ -213,7 +251,7 @@ class Journal:
         for write in writes:
             if write.done is not None:
                 loop = write.done.get_loop()
-                loop.call_soon_threadsafe(_settle, write.done, failure, self.path)
+                loop.call_soon_threadsafe(_settle, write.done, failure, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,13 +260,13 @@ class _Write:
     done: asyncio.Future[None] | None
 
 
-def _settle(done: asyncio.Future[None], failure: BaseException | None, path: Path) -> None:
+def _settle(done: asyncio.Future[None], failure: BaseException | None, journal: Journal) -> None:
     if done.done():  # the waiting call was cancelled
         return
     if failure is None:
         done.set_result(None)
     else:
-        done.set_exception(_write_error(path, failure))
+        done.set_exception(_write_error(journal.path, failure, journal.kind))
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -238,28 +276,38 @@ def _connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _read(path: Path, max_age: float | None) -> dict[str, tuple[JournalEntry, ...]]:
-    """Every answer in the file by key, those older than ``max_age`` seconds left out
-    (the file is created when it does not exist)."""
-    since = "" if max_age is None else (datetime.now(UTC) - timedelta(seconds=max_age)).isoformat()
+def _since(max_age: float | None) -> str:
+    """The oldest time of an answer still replayed, as the file stores times."""
+    if max_age is None:
+        return ""
+    return (datetime.now(UTC) - timedelta(seconds=max_age)).isoformat()
+
+
+def _open(path: Path, kind: str) -> sqlite3.Connection:
+    """A connection to the journal file, created and checked (the caller closes it).
+
+    Raises:
+        ExecutionError: The file cannot be opened or created, or is not a journal.
+    """
     try:
         connection = _connect(path)
         try:
             with connection:
                 connection.executescript(_SCHEMA)
-                _check_format(connection, path)
-            rows = connection.execute(
-                f"SELECT {_COLUMNS} FROM answers WHERE recorded_at >= ? ORDER BY key, answer",
-                (since,),
-            ).fetchall()
-        finally:
+                _check_format(connection, path, kind)
+        except BaseException:
             connection.close()
+            raise
     except sqlite3.Error as error:
-        raise ExecutionError(
-            f"The journal {str(path)!r} cannot be opened: {error}\n"
-            "  hint: give a path in a folder that exists and that you may write to, to a "
-            "journal file or a new one"
-        ) from error
+        raise _open_error(path, error, kind) from error
+    return connection
+
+
+def _read(connection: sqlite3.Connection, since: str) -> dict[str, tuple[JournalEntry, ...]]:
+    """Every answer in the file by key, those recorded before ``since`` left out."""
+    rows = connection.execute(
+        f"SELECT {_COLUMNS} FROM answers WHERE recorded_at >= ? ORDER BY key, answer", (since,)
+    ).fetchall()
     answers: dict[str, list[JournalEntry]] = {}
     for row in rows:
         entry = _entry(row)
@@ -267,14 +315,22 @@ def _read(path: Path, max_age: float | None) -> dict[str, tuple[JournalEntry, ..
     return {key: tuple(_consecutive(entries)) for key, entries in answers.items()}
 
 
-def _check_format(connection: sqlite3.Connection, path: Path) -> None:
+def _open_error(path: Path, error: sqlite3.Error, kind: str) -> ExecutionError:
+    return ExecutionError(
+        f"The {kind} {str(path)!r} cannot be opened: {error}\n"
+        "  hint: give a path in a folder that exists and that you may write to, to a "
+        f"{kind} file or a new one"
+    )
+
+
+def _check_format(connection: sqlite3.Connection, path: Path, kind: str) -> None:
     found = connection.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
     if found is None:
         connection.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
     elif found[0] != FORMAT:
         raise ExecutionError(
-            f"{str(path)!r} is a journal of another format ({found[0]!r}, expected "
-            f"{FORMAT!r})\n  hint: give the run a new journal file"
+            f"{str(path)!r} is a {kind} of another format ({found[0]!r}, expected "
+            f"{FORMAT!r})\n  hint: give the run a new {kind} file"
         )
 
 
@@ -324,9 +380,9 @@ def _entry(row: tuple[object, ...]) -> JournalEntry:
     )
 
 
-def _write_error(path: Path, failure: BaseException) -> ExecutionError:
+def _write_error(path: Path, failure: BaseException, kind: str) -> ExecutionError:
     return ExecutionError(
-        f"The journal {str(path)!r} could not be written: {failure}\n"
+        f"The {kind} {str(path)!r} could not be written: {failure}\n"
         "  hint: check the disk has room and the file is still there; the calls recorded "
         "so far are kept"
     )

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from langtree.errors import ExecutionError
 from langtree.prompts.state import RunState, copied
+from langtree.runtime.cache import CacheReport
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.provenance import ProvenanceRecord
@@ -34,6 +35,7 @@ def run_result(
     resampled_values: Mapping[tuple[str, str], float],
     stopped: bool,
     journal: JournalReport | None = None,
+    cache: CacheReport | None = None,
 ) -> RunResult:
     """The result of a run.
 
@@ -47,6 +49,7 @@ def run_result(
         resampled_values: The numbers behind numerically aggregated fields.
         stopped: Whether the run ended before every step had run.
         journal: How the run used its journal, when it had one.
+        cache: How the run used its response cache, when it had one.
 
     Raises:
         ExecutionError: The run finished, no step failed, and a task does not validate
@@ -76,6 +79,7 @@ def run_result(
         invalid=invalid,
         usage=RunUsage.of_trace(trace),
         journal=journal,
+        cache=cache,
     )
 
 

@@ -4,7 +4,8 @@ A model is any LangChain chat model, any runnable around one (``with_retry``,
 ``with_fallbacks``, ``configurable_fields``/``configurable_alternatives``, ``bind``, or a
 user's own ``Runnable``), or a function that builds one when first needed. Wrapped in a
 :class:`ModelConfig`, it also says how LangTree calls it: the structured-output method,
-the call timeout and the retry policy for that model alone.
+the call timeout and the retry policy for that model alone. A provider may keep a response
+cache for its models (``cache=``, see ``langtree.runtime.cache``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from langchain_core.runnables import Runnable
 
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
+from langtree.runtime.cache import CacheSetting, ResponseCache, as_cache, cache_problems
 from langtree.runtime.loop import LoopAffinity
 from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
 from langtree.runtime.retry import RetryPolicy
@@ -42,6 +44,8 @@ class ModelConfig:
             ``langtree.runtime.methods``).
         call_timeout: Seconds one call to this model may take (``None``: the run's).
         retry: How this model's transient failures are retried (``None``: the run's).
+        cache: Whether the provider's response cache serves this model (``False``:
+            every run asks it anew).
 
     >>> from langtree.testing import FakeChatModel
     >>> ModelConfig(FakeChatModel(), method="json_schema", call_timeout=30).method
@@ -53,6 +57,7 @@ class ModelConfig:
     method: MethodChoice = "auto"
     call_timeout: float | None = None
     retry: RetryPolicy | None = None
+    cache: bool = True
 
 
 ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | ModelConfig
@@ -69,11 +74,13 @@ class LLMProvider:
     Args:
         models: Keys to chat models, runnables, factories or :class:`ModelConfig`, in
             order (the first is the default).
+        cache: A response cache every run through the provider reads from and adds to
+            (a ``ResponseCache`` or the path of its file; ``None``: no cache).
 
     Raises:
         StructureError: ``models`` is not a mapping or is empty, or a key is not a
             string, or a value is none of those, or a ``ModelConfig`` setting is wrong
-            (every such key is reported).
+            (every such key is reported), or ``cache`` is not a cache.
 
     >>> from langtree.testing import FakeChatModel
     >>> provider = LLMProvider({"fast": FakeChatModel(), "smart": lambda: FakeChatModel()})
@@ -83,10 +90,19 @@ class LLMProvider:
     LLMProvider(models=['fast', 'smart'], default='fast')
     """
 
-    def __init__(self, models: Mapping[str, ModelSource]) -> None:
+    def __init__(
+        self, models: Mapping[str, ModelSource], *, cache: CacheSetting | None = None
+    ) -> None:
         problems = _problems(models)
+        if cache is not None:
+            problems.extend(
+                _error(problem, "e.g. LLMProvider(models, cache='answers.sqlite')")
+                for problem in cache_problems(cache)
+            )
         if problems:
             raise StructureError(problems)
+        self.cache: ResponseCache | None = None if cache is None else as_cache(cache)
+        """The response cache of the provider's models (``None``: none)."""
         self._configs = {
             key: value if isinstance(value, ModelConfig) else ModelConfig(value)
             for key, value in models.items()
@@ -134,7 +150,8 @@ class LLMProvider:
             return self._built[key]
 
     def __repr__(self) -> str:
-        return f"LLMProvider(models={self.list_models()!r}, default={self.default!r})"
+        cache = "" if self.cache is None else f", cache={str(self.cache.path)!r}"
+        return f"LLMProvider(models={self.list_models()!r}, default={self.default!r}{cache})"
 
     def _key(self, name: str | None) -> str:
         if name is not None and not isinstance(name, str):
@@ -241,6 +258,14 @@ def _config_problems(config: ModelConfig) -> list[tuple[str, str]]:
         problems.extend(
             (f"retry: {problem}", "e.g. RetryPolicy(max_retries=5)")
             for problem in config.retry.problems()
+        )
+    if not isinstance(config.cache, bool):
+        problems.append(
+            (
+                f"cache must be True or False, got {config.cache!r}",
+                "give the provider the cache (LLMProvider(models, cache=...)) and "
+                "ModelConfig(model, cache=False) to keep a model out of it",
+            )
         )
     return problems
 

@@ -15,6 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from langtree.errors import ExecutionError
 from langtree.prompts.state import copied
+from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
@@ -57,8 +58,8 @@ class TraceRecord:
             tells which model of a ``with_fallbacks`` chain answered.
         waited: Seconds waited before the call: a retry's backoff or ``Retry-After``,
             or a rate-limit cooldown of the model.
-        replayed: Whether the answer came from the run's journal instead of a model
-            call (nothing was paid for it in this run).
+        replayed: Whether the answer came from the run's journal or response cache
+            instead of a model call (nothing was paid for it in this run).
     """
 
     step_id: str
@@ -156,6 +157,8 @@ class RunResult:
             they were paid for by the run that recorded them).
         journal: How the run used its journal (``None``: it had none): answers
             replayed, answers recorded, and calls of the journal it did not make.
+        cache: How the run used its response cache (``None``: it had none): answers
+            replayed from it and answers added.
     """
 
     tasks: Mapping[str, TreeNode]
@@ -168,6 +171,7 @@ class RunResult:
     invalid: Mapping[str, str] = field(default_factory=dict)
     usage: RunUsage = field(default_factory=RunUsage)
     journal: JournalReport | None = None
+    cache: CacheReport | None = None
 
     @overload
     def __getitem__(self, key: type[_Task]) -> _Task: ...

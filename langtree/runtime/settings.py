@@ -13,10 +13,11 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError
+from langtree.runtime.cache import CacheSetting, cache_problems
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
 
@@ -48,6 +49,9 @@ class RunSettings:
             earlier run (``None``: no journal; see ``langtree.runtime.journal``).
         journal_max_age: Seconds after which a journal's answer is no longer replayed
             but asked for again (``None``: answers never expire).
+        cache: The response cache (a ``ResponseCache`` or its file) instead of the
+            provider's; ``False`` bypasses the provider's (``None``: the provider's; see
+            ``langtree.runtime.cache``).
     """
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -58,6 +62,7 @@ class RunSettings:
     usage_limits: UsageLimits = field(default_factory=UsageLimits)
     journal: str | os.PathLike[str] | None = None
     journal_max_age: float | None = None
+    cache: CacheSetting | Literal[False] | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
@@ -124,6 +129,8 @@ class RunSettings:
                 yield f"{name} must be a number of seconds above 0 or None, got {value!r}"
         if self.journal is not None and not isinstance(self.journal, str | os.PathLike):
             yield f"journal must be a file path (a str or a Path) or None, got {self.journal!r}"
+        if self.cache is not None and self.cache is not False:
+            yield from cache_problems(self.cache)
         yield from (f"retry: {problem}" for problem in self.retry.problems())
         yield from (f"usage_limits: {problem}" for problem in self.usage_limits.problems())
 
@@ -185,6 +192,8 @@ class RunOptions(TypedDict, total=False):
             a dict of its fields).
         journal: The SQLite file of the run's answers, replayed on the next run.
         journal_max_age: Seconds after which a journal's answer is asked for again.
+        cache: The response cache instead of the provider's (a ``ResponseCache`` or its
+            file), or ``False`` to bypass the provider's.
     """
 
     max_concurrency: int
@@ -195,3 +204,4 @@ class RunOptions(TypedDict, total=False):
     usage_limits: UsageLimits | Mapping[str, object]
     journal: str | os.PathLike[str]
     journal_max_age: float
+    cache: CacheSetting | Literal[False]
