@@ -161,7 +161,7 @@ class FlowSchedule(CommandReadiness):
 
 def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
     keys = {(node.parent, node.field_name) for node in registry.path(flow.node.tag)[1:]}
-    reads: set[FieldKey] = {(parent, name) for parent, name in keys if parent and name}
+    reads = {FieldKey(parent, name) for parent, name in keys if parent and name}
     if flow.inclusion is not None:
         reads |= _path_keys(registry, flow.node, flow.inclusion.fields, whole=False)
     for mapping_flow in flow.mappings:
@@ -208,7 +208,7 @@ def step_writes(registry: NodeRegistry, step: PlanStep) -> set[FieldKey]:
     assert node is not None
     writes: set[FieldKey] = set()
     for name in step.fields:
-        writes.add((node.tag, name))
+        writes.add(FieldKey(node.tag, name))
         child = registry.child(node, name)
         if child is not None:
             writes |= set(registry.subtree_fields(child))
@@ -224,7 +224,7 @@ def _path_keys(
     for node_field in fields:
         if node is None:
             break
-        keys.add((node.tag, node_field.name))
+        keys.add(FieldKey(node.tag, node_field.name))
         node = registry.child(node, node_field.name)
     if whole and node is not None and node is not start:
         keys |= set(registry.subtree_fields(node))

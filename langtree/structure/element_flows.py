@@ -60,7 +60,7 @@ def iteration_keys(registry: NodeRegistry, flow: Flow) -> list[FieldKey]:
     keys: list[FieldKey] = []
     node = flow.node
     for node_field in flow.inclusion.fields if flow.inclusion else ():
-        keys.append((node.tag, node_field.name))
+        keys.append(FieldKey(node.tag, node_field.name))
         child = registry.child(node, node_field.name)
         if child is None:
             break

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import NamedTuple
 
 from langtree.dsl.extraction import Extraction
 from langtree.errors import Diagnostic
@@ -39,8 +39,13 @@ __all__ = [
     "path_to",
 ]
 
-Consumer: TypeAlias = tuple[str, str | None]
-"""The step generating a field (node tag, field name), or every step of a node (tag, None)."""
+
+class Consumer(NamedTuple):
+    """What waits: the step generating a field, or every step of a node (``field_name``
+    is ``None``)."""
+
+    node_tag: str
+    field_name: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,7 +138,7 @@ class _NeedFinder:
         node = self.registry.get(tag)
         assert node is not None
         for name in self.drafted[tag]:
-            yield tag, name
+            yield FieldKey(tag, name)
             child = self.registry.child(node, name)
             if child is not None:
                 yield from self.registry.subtree_fields(child)
@@ -166,7 +171,7 @@ class _NeedFinder:
                 if mapping_flow.scope != "value" or target is None or target.field is None:
                     continue
                 sources = list(self._sources(flow, mapping_flow))
-                key = field_holder(self.registry, target).tag, target.field.name
+                key = FieldKey(field_holder(self.registry, target).tag, target.field.name)
                 written = [key]
                 if target.field.shape.node_class is not None:
                     written += self.registry.subtree_fields(target.node)
@@ -200,7 +205,7 @@ class _NeedFinder:
         elif source.field is None:
             yield from self.registry.subtree_fields(source.node)
         else:
-            yield field_holder(self.registry, source).tag, source.field.name
+            yield FieldKey(field_holder(self.registry, source).tag, source.field.name)
             if source.field.shape.node_class is not None:
                 yield from self.registry.subtree_fields(source.node)
 
@@ -213,7 +218,7 @@ class _NeedFinder:
         leaf = destination.field
         if leaf is not None and leaf.shape.node_class is None:
             if leaf.name in self.drafted.get(destination.node.tag, ()):
-                return [(destination.node.tag, leaf.name)]
+                return [Consumer(destination.node.tag, leaf.name)]
             return self._whole_producer(destination.node)
         return self._node_consumers(destination.node)
 
@@ -221,7 +226,7 @@ class _NeedFinder:
         """The steps of ``node`` and of the nodes descended below it, else its producer."""
         tags = self.tags_below.get(node.tag)
         if tags:
-            return [(tag, None) for tag in tags]
+            return [Consumer(tag, None) for tag in tags]
         return self._whole_producer(node)
 
     def _whole_producer(self, node: Node) -> list[Consumer]:
@@ -229,7 +234,7 @@ class _NeedFinder:
         current = node
         while current.parent is not None and current.field_name is not None:
             if current.field_name in self.drafted.get(current.parent, ()):
-                return [(current.parent, current.field_name)]
+                return [Consumer(current.parent, current.field_name)]
             parent = self.registry.get(current.parent)
             assert parent is not None
             current = parent
@@ -242,12 +247,12 @@ class _NeedFinder:
             node = self.registry.get(tag)
             assert node is not None
             for holder in path_to(self.registry, node):
-                yield from self._text_needs((tag, None), holder, None)
+                yield from self._text_needs(Consumer(tag, None), holder, None)
             for name in sorted(names):
                 yield from self._field_needs(node, name)
 
     def _field_needs(self, node: Node, name: str) -> Iterator[Need]:
-        consumer = (node.tag, name)
+        consumer = Consumer(node.tag, name)
         yield from self._text_needs(consumer, node, name)
         child = self.registry.child(node, name)
         for nested in self.registry.subtree(child) if child is not None else ():
@@ -284,5 +289,5 @@ class _NeedFinder:
     def _field_above(self, node: Node, name: str) -> FieldKey | None:
         for holder in reversed(path_to(self.registry, node)):
             if holder.field(name) is not None:
-                return holder.tag, name
+                return FieldKey(holder.tag, name)
         return None

@@ -169,7 +169,7 @@ class _PlanBuilder:
 
     def _claim(self, tag: str, name: str, draft: StepDraft) -> None:
         """``draft`` produces the field, and everything under it when it is a node field."""
-        self.producer.setdefault((tag, name), draft)
+        self.producer.setdefault(FieldKey(tag, name), draft)
         node = self.registry.get(tag)
         child = self.registry.child(node, name) if node else None
         for key in self.registry.subtree_fields(child) if child is not None else ():
@@ -184,7 +184,7 @@ class _PlanBuilder:
 
     def split_parallel(self, needs: list[Need]) -> None:
         """Move fields of a parallel step that need a sibling into follow-up steps."""
-        inkeye: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        sibling_needs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for need in needs:
             producer_tag, producer_name = need.producer
             for draft in self._consumer_steps(need.consumer):
@@ -192,15 +192,16 @@ class _PlanBuilder:
                     continue
                 if producer_name not in draft.fields:
                     continue
-                names = draft.fields if need.consumer[1] is None else (need.consumer[1],)
+                field_name = need.consumer.field_name
+                names = draft.fields if field_name is None else (field_name,)
                 for name in names:
                     if name != producer_name:
-                        inkeye[draft.id][name].add(producer_name)
-        if inkeye:
+                        sibling_needs[draft.id][name].add(producer_name)
+        if sibling_needs:
             self.drafts = [
                 layer
                 for draft in self.drafts
-                for layer in _layers(draft, inkeye.get(draft.id), self._node(draft.node_tag))
+                for layer in _layers(draft, sibling_needs.get(draft.id), self._node(draft.node_tag))
             ]
             self._index()
 
@@ -262,10 +263,10 @@ class _PlanBuilder:
         self.element_levels[key] = min(self.element_levels.get(key, levels), levels)
 
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
-        drafts = self.by_node.get(consumer[0], [])
-        if consumer[1] is None:
+        drafts = self.by_node.get(consumer.node_tag, [])
+        if consumer.field_name is None:
             return drafts
-        return [draft for draft in drafts if consumer[1] in draft.fields]
+        return [draft for draft in drafts if consumer.field_name in draft.fields]
 
     def _order_conflict(
         self, consumer: StepDraft, producer: StepDraft
@@ -317,7 +318,8 @@ class _PlanBuilder:
         )
 
     def _cycle_diagnostic(self, cycle: list[str]) -> Diagnostic:
-        tags = list(dict.fromkeys(ident.split(":")[0] for ident in cycle))
+        by_id = {draft.id: draft for draft in self.drafts}
+        tags = list(dict.fromkeys(by_id[ident].node_tag for ident in cycle))
         need = next(
             (
                 self.edges[ident][prerequisite]

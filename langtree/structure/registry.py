@@ -5,15 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import TypeAlias
+from typing import NamedTuple
 
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import display_name
 
 __all__ = ["FieldKey", "NodeRegistry", "PathProblem", "ResolvedPath"]
 
-FieldKey: TypeAlias = tuple[str, str]
-"""A field of a node: (node tag, field name)."""
+
+class FieldKey(NamedTuple):
+    """A field of a node, by the node's tag and the field's name."""
+
+    node_tag: str
+    field_name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,14 +38,14 @@ class ResolvedPath:
     list_levels: int
 
     @property
-    def field_key(self) -> tuple[str, str] | None:
+    def field_key(self) -> FieldKey | None:
         """The tag of the node that holds the last field, and its name (``None``: no field)."""
         if self.field is None:
             return None
         names_node = self.field.shape.node_class is not None and self.node.parent is not None
         holder = self.node.parent if names_node else self.node.tag
         assert holder is not None
-        return holder, self.field.name
+        return FieldKey(holder, self.field.name)
 
     @property
     def level_by_component(self) -> tuple[int, ...]:
@@ -113,7 +117,7 @@ class NodeRegistry:
     def subtree_fields(self, node: Node) -> Iterator[FieldKey]:
         """The fields of ``node`` and of every node below it, in tree order."""
         for member in self.subtree(node):
-            yield from ((member.tag, node_field.name) for node_field in member.fields)
+            yield from (FieldKey(member.tag, node_field.name) for node_field in member.fields)
 
     def list_levels(self, tag: str) -> int:
         """How many list levels lie on the way from the root task to the node at ``tag``

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from langtree.dsl.commands import AllCommand, EachCommand, Span
 from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow, MappingFlow
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.tree import NodeCommand
 
 __all__ = ["DEEP_PATH_COMPONENTS", "check_scopes"]
@@ -63,7 +63,7 @@ def _path_warnings(
 
 def _repeated_value_targets(flows: list[Flow]) -> Iterator[Diagnostic]:
     """A warning for every ``value`` mapping into a field that an earlier one writes."""
-    seen: dict[tuple[str, str], tuple[Flow, MappingFlow]] = {}
+    seen: dict[FieldKey, tuple[Flow, MappingFlow]] = {}
     for flow in flows:
         for mapping_flow in flow.mappings:
             key = mapping_flow.target.field_key if mapping_flow.target else None
@@ -75,12 +75,12 @@ def _repeated_value_targets(flows: list[Flow]) -> Iterator[Diagnostic]:
 
 
 def _repeated_target(
-    key: tuple[str, str], flow: Flow, mapping_flow: MappingFlow, first: Flow, earlier: MappingFlow
+    key: FieldKey, flow: Flow, mapping_flow: MappingFlow, first: Flow, earlier: MappingFlow
 ) -> Diagnostic:
     command = first.command
     where = "this command" if first is flow else command.origin.describe(command.extracted.line)
     return flow.command.diagnostic(
-        f"Field {key[1]!r} of {key[0]!r} already receives a value from "
+        f"Field {key.field_name!r} of {key.node_tag!r} already receives a value from "
         f"{earlier.mapping.to_text()!r} in {where}",
         hint="a field holds one value: keep one 'value' mapping into it, or use "
         "'outputs' to collect several",
