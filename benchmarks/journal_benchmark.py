@@ -1,10 +1,11 @@
 """Journal benchmark: what recording every answer costs, and how fast a run resumes.
 
 The workload is the run benchmark's report tree (``run_benchmark.py``) on
-``FakeChatModel`` at zero latency, so that CPU is all there is to measure. Three kinds of
-run alternate: without a journal, recording into a new journal, and replaying a complete
-journal (the resume of a run that had finished every call). A second part records a
-journal of about 10,000 calls and times a resume that replays all of them. See
+``FakeChatModel`` at zero latency, so that CPU is all there is to measure. Five kinds of
+run alternate: without a journal, recording into a new journal, replaying a complete
+journal (the resume of a run that had finished every call), and the same two with a
+response cache instead (which looks each call up by key rather than reading the file). A
+second part records a journal of about 10,000 calls and times a resume that replays all of them. See
 benchmarks/README.md, "Journal benchmark".
 """
 
@@ -22,11 +23,14 @@ from run_benchmark import TaskAbstract, TaskReport, document, langtree_structure
 from langtree.runtime.journal import Journal
 from langtree.testing import FakeChatModel
 
+Files = dict[str, Path]
+"""The run's ``journal`` and ``cache`` options, when it has them."""
 
-async def run(doc: dict[str, object], journal: Path | None, concurrency: int) -> tuple[int, int]:
+
+async def run(doc: dict[str, object], files: Files, concurrency: int) -> tuple[int, int]:
     """One run; returns (calls made, answers replayed)."""
     model = FakeChatModel()
-    options = {"journal": journal} if journal is not None else {}
+    options = dict(files)
     result = await langtree_structure(model).arun(
         {TaskReport: doc},
         max_concurrency=concurrency,
@@ -38,28 +42,29 @@ async def run(doc: dict[str, object], journal: Path | None, concurrency: int) ->
     return len(model.calls), replayed
 
 
-def timed(doc: dict[str, object], journal: Path | None, concurrency: int) -> tuple[float, float]:
+def timed(doc: dict[str, object], files: Files, concurrency: int) -> tuple[float, float]:
     """CPU and wall seconds of one run."""
     gc.collect()
     cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(run(doc, journal, concurrency))
+    asyncio.run(run(doc, files, concurrency))
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def overhead(doc: dict[str, object], calls: int, concurrency: int, repeat: int, folder: Path):
     """Best CPU per call of each kind over ``repeat`` alternating runs."""
     complete = folder / "complete.sqlite"
-    asyncio.run(run(doc, complete, concurrency))
-    best = {"no journal": float("inf"), "recording": float("inf"), "replaying": float("inf")}
+    asyncio.run(run(doc, {"journal": complete}, concurrency))
+    best: dict[str, float] = {}
     for attempt in range(repeat):
-        fresh = folder / f"fresh-{attempt}.sqlite"
-        for kind, journal in (
-            ("no journal", None),
-            ("recording", fresh),
-            ("replaying", complete),
+        for kind, files in (
+            ("no journal", {}),
+            ("recording", {"journal": folder / f"fresh-{attempt}.sqlite"}),
+            ("replaying", {"journal": complete}),
+            ("cache, recording", {"cache": folder / f"cache-{attempt}.sqlite"}),
+            ("cache, replaying", {"cache": complete}),
         ):
-            cpu, _ = timed(doc, journal, concurrency)
-            best[kind] = min(best[kind], cpu / calls)
+            cpu, _ = timed(doc, files, concurrency)
+            best[kind] = min(best.get(kind, float("inf")), cpu / calls)
     return best
 
 
@@ -79,7 +84,9 @@ def main() -> None:
     doc = document(args.sections, args.paragraphs)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        timed(doc, folder / "warm-up.sqlite", args.concurrency)  # imports, token encoding
+        timed(
+            doc, {"journal": folder / "warm-up.sqlite"}, args.concurrency
+        )  # imports, token encoding
         best = overhead(doc, calls, args.concurrency, args.repeat, folder)
         print(
             f"\nWorkload: S={args.sections} x P={args.paragraphs} = {calls:,} calls, zero "
@@ -93,12 +100,12 @@ def main() -> None:
         big_calls = args.resume_sections * args.resume_paragraphs + args.resume_sections + 1
         big = document(args.resume_sections, args.resume_paragraphs)
         journal = folder / "big.sqlite"
-        record_cpu, record_wall = timed(big, journal, args.concurrency)
+        record_cpu, record_wall = timed(big, {"journal": journal}, args.concurrency)
         started = time.perf_counter()
         opened = Journal(journal)
         opened.close()
         open_seconds = time.perf_counter() - started
-        resume_cpu, resume_wall = timed(big, journal, args.concurrency)
+        resume_cpu, resume_wall = timed(big, {"journal": journal}, args.concurrency)
         size = journal.stat().st_size + sum(
             path.stat().st_size for path in folder.glob("big.sqlite-*")
         )
