@@ -48,7 +48,7 @@ from langtree.runtime.resampling import Samples, aggregate, sample
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
 from langtree.runtime.schema import output_schema
 from langtree.runtime.setup import RunSetup, RunWatch
-from langtree.runtime.usage import UsageMeter
+from langtree.runtime.shared import SharedCalls
 from langtree.runtime.waits import InstanceWaits
 from langtree.structure.plan import PlanStep
 
@@ -56,7 +56,10 @@ __all__ = ["execute"]
 
 
 async def execute(
-    setup: RunSetup, provider: LLMProvider, watch: RunWatch | None = None
+    setup: RunSetup,
+    provider: LLMProvider,
+    watch: RunWatch | None = None,
+    shared: SharedCalls | None = None,
 ) -> RunResult:
     """Run every step of the plan and validate the root tasks.
 
@@ -74,6 +77,9 @@ async def execute(
         setup: The validated, planned run.
         provider: The models.
         watch: Receives the partial result if the run is cancelled.
+        shared: What the run shares with the other rows of a dataset (``None``: the
+            run has its own, and closes its journal and cache when it ends; a shared
+            journal and cache are reported by the dataset, not in the run's result).
 
     Raises:
         ExecutionError: A setting is out of range, external variables are missing, a
@@ -93,8 +99,9 @@ async def execute(
     builder = prompts.builder(state)
     builder.missing = missing_external_variables(prompts)
     builder.check_missing()
-    files = AnswerFiles.open(setup.settings, provider)
-    run = _Run(setup, provider, state, builder, log, files)
+    own = shared is None
+    calls = SharedCalls.start(setup.settings, provider) if shared is None else shared
+    run = _Run(setup, provider, state, builder, log, calls, own=own)
     try:
         await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:
@@ -111,7 +118,7 @@ async def execute(
         )
         raise
     finally:
-        files.close()
+        run.close_files()
     return run.result(stopped=False)
 
 
@@ -155,11 +162,15 @@ class _Run:
         state: RunState,
         builder: PromptBuilder,
         log: ProvenanceLog,
-        files: AnswerFiles,
+        shared: SharedCalls,
+        *,
+        own: bool,
     ) -> None:
         self.setup = setup
         self.prompts = setup.prompts
-        self.files = files
+        self.shared = shared
+        self.files = shared.files
+        self.own_files = own
         self.steps = setup.prompts.plan.steps
         self.state = state
         self.trace: list[TraceRecord] = []
@@ -169,15 +180,14 @@ class _Run:
         self.log = log
         self.commands = CommandTracker(setup.prompts.registry, flows, self.steps)
         self.commands.log = log
-        settings = setup.settings
         self.context = CallContext(
-            semaphore=asyncio.Semaphore(settings.max_concurrency),
-            meter=UsageMeter(settings.usage_limits),
+            semaphore=shared.semaphore,
+            meter=shared.meter,
             record=self.trace.append,
             rng=random.Random(),
             observed=_observed(),
         )
-        self.cooldowns: dict[str, Cooldown] = {}
+        self.cooldowns = shared.cooldowns
         self.parts = KnownParts(setup.prompts.registry, builder.known)
         self.calls = [self._step_call(step, provider) for step in self.steps]
         self.errors: list[StepFailedError] = []
@@ -212,6 +222,15 @@ class _Run:
             answer_files=files,
             identity=step_identity(key, model, schema, config.method) if files else "",
         )
+
+    def close_files(self) -> None:
+        """Close the journal and cache when the run opened them (once).
+
+        Raises:
+            ExecutionError: A file could not be written.
+        """
+        if self.own_files:
+            self.shared.close()
 
     async def within_deadline(self) -> None:
         """Run every step, stopping at the run's deadline.
@@ -427,7 +446,8 @@ class _Run:
                 validate (e.g. a validator of the class), or the journal or the cache
                 could not be written.
         """
-        self.files.close()
+        self.close_files()
+        files = self.files if self.own_files else AnswerFiles()
         return run_result(
             tasks=self.setup.tasks,
             state=self.state,
@@ -437,8 +457,8 @@ class _Run:
             skipped=tuple(self.skipped),
             resampled_values=dict(self.resampled_values),
             stopped=stopped,
-            journal=self.files.journal_report,
-            cache=self.files.cache_report,
+            journal=files.journal_report,
+            cache=files.cache_report,
         )
 
 
