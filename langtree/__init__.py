@@ -12,6 +12,7 @@ from langtree.errors import (
     StructureError,
 )
 from langtree.runtime.cache import ResponseCache
+from langtree.runtime.dataset import RowResult
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.provider import LLMProvider, ModelConfig
 from langtree.runtime.result import RunResult
@@ -34,6 +35,7 @@ __all__ = [
     "ModelConfig",
     "ResponseCache",
     "RetryPolicy",
+    "RowResult",
     "RunInterrupted",
     "RunLimitError",
     "RunResult",

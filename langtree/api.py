@@ -7,7 +7,7 @@ it on the provider's chat models (the runtime stage).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from typing import Protocol, Unpack
 
@@ -16,13 +16,15 @@ from langchain_core.runnables import Runnable
 from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
+from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
-from langtree.runtime.loop import on_affine_loop
+from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import RunInputs, run_runnable
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
+from langtree.runtime.shared import SharedCalls
 from langtree.structure.config import ConfigInput
 from langtree.structure.plan import ExecutionPlan
 from langtree.structure.structure import TreeStructure
@@ -272,14 +274,121 @@ class RunStructure(TreeStructure):
         options: RunOptions,
         watch: RunWatch | None = None,
     ) -> RunResult:
-        settings = self.settings.updated(**options)
-        setup = RunSetup(
+        setup = self._run_setup(inputs, variables, self.settings.updated(**options))
+        return await execute(setup, provider, watch)
+
+    def _run_setup(
+        self,
+        inputs: Mapping[object, object],
+        variables: Mapping[str, object],
+        settings: RunSettings,
+    ) -> RunSetup:
+        return RunSetup(
             prompts=self._prompt_setup(inputs, variables),
             tasks=self.tasks,
             settings=settings,
             on_error=self.config.on_error,
         )
-        return await execute(setup, provider, watch)
+
+    def run_many(
+        self,
+        rows: Rows,
+        variables: Mapping[str, object] | None = None,
+        *,
+        ordered: bool = True,
+        rows_in_flight: int | None = None,
+        skip: Collection[int] = (),
+        on_row: Callable[[RowResult], object] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> Iterator[RowResult]:
+        """Run the tree once per row of inputs, handing out each row's result as it is
+        ready; arguments, errors and behaviour as :meth:`arun_many`.
+
+        Runs on LangTree's own event loop, as :meth:`run` does; Ctrl-C cancels the rows
+        in flight (their finished calls are in the journal, when there is one) and
+        raises ``KeyboardInterrupt``.
+        """
+        return iterate_sync(
+            self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)
+        )
+
+    def arun_many(
+        self,
+        rows: Rows,
+        variables: Mapping[str, object] | None = None,
+        *,
+        ordered: bool = True,
+        rows_in_flight: int | None = None,
+        skip: Collection[int] = (),
+        on_row: Callable[[RowResult], object] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> AsyncIterator[RowResult]:
+        """Run the tree once per row of inputs: ``async for row in
+        structure.arun_many(rows)``.
+
+        Rows are read lazily and run concurrently, and the rows share the run's
+        settings: ``max_concurrency`` caps the model calls of all rows together,
+        ``usage_limits`` hold for the whole dataset, and one journal (or cache) serves
+        every row, so a dataset run that stopped resumes without repeating a finished
+        call. A row that fails does not stop the others: its ``RowResult`` holds the
+        error. ``deadline`` applies to each row.
+
+        Args:
+            rows: Each row is what :meth:`run` takes as ``inputs``; any iterable or
+                async iterable (a generator reading a file keeps memory flat).
+            variables: External prompt variables, the same for every row.
+            ordered: Hand rows out in input order; ``False``: as they finish.
+            rows_in_flight: The most rows started and not yet handed out (default:
+                twice ``max_concurrency``); memory is bounded by it.
+            skip: Positions of rows not to run (e.g. those an earlier run wrote out).
+            on_row: Called with each row's result as soon as it finishes (in input
+                order, before the earlier rows are handed out): a progress bar.
+            **options: Settings as :meth:`arun` takes them.
+
+        Returns:
+            The rows' results (``RowResult``: ``index``, ``result``, ``error``).
+
+        Raises:
+            ExecutionError: Raised here, before any row: no provider, a wrong setting,
+                ``variables`` not a mapping of names, ``rows`` not an iterable of
+                inputs, a wrong ``rows_in_flight`` or ``skip``. While iterating: the
+                journal or cache cannot be opened or written.
+            RunLimitError: A usage limit was reached; raised after the rows in flight
+                are handed out.
+        """
+        dataset = self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)
+        provider = require_provider(self.provider)
+        return iterate_affine(provider.affinity, dataset)
+
+    def _dataset(
+        self,
+        rows: Rows,
+        variables: Mapping[str, object] | None,
+        ordered: bool,
+        rows_in_flight: int | None,
+        skip: Collection[int],
+        on_row: Callable[[RowResult], object] | None,
+        options: RunOptions,
+    ) -> AsyncGenerator[RowResult, None]:
+        """The dataset's rows as they are run, every argument checked first."""
+        named = _checked_variables(variables)
+        provider = require_provider(self.provider)
+        settings = self.settings.updated(**options)
+        dataset = dataset_options(
+            rows,
+            ordered=ordered,
+            rows_in_flight=2 * settings.max_concurrency
+            if rows_in_flight is None
+            else rows_in_flight,
+            skip=skip,
+            on_row=on_row,
+        )
+
+        async def run_row(inputs: object, shared: SharedCalls) -> RunResult:
+            setup = self._run_setup(self._checked_inputs(inputs), named, settings)
+            return await execute(setup, provider, shared=shared)
+
+        return run_dataset(rows, run_row, settings, provider, dataset)
 
     def build(
         self,

@@ -58,24 +58,39 @@ def _json_object(path: Path, hint: str) -> dict[object, object]:
     """
     cannot = f"Cannot read inputs from {str(path)!r}"
     try:
-        values = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, json.JSONDecodeError) as error:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as error:
         raise LangTreeError(f"{cannot}: {error}") from None
     except UnicodeDecodeError as error:
         raise LangTreeError(
             f"{cannot}: it is not UTF-8 text (byte {error.object[error.start]:#04x} at "
             f"position {error.start})\n  hint: save the file as UTF-8"
         ) from None
-    except RecursionError:
-        raise LangTreeError(f"{cannot}: {TOO_DEEP}") from None
-    if _deeper_than(values, MAX_INPUT_DEPTH):
-        raise LangTreeError(f"{cannot}: {TOO_DEEP}")
+    values = json_value(text, cannot)
     if not isinstance(values, dict):
         raise LangTreeError(
             f"Inputs in {str(path)!r} must be a JSON object, not {_json_kind(values)}\n"
             f"  hint: {hint}"
         )
     return values
+
+
+def json_value(text: str, cannot: str) -> object:
+    """The value JSON ``text`` holds.
+
+    Raises:
+        LangTreeError: ``cannot: why``: the text is not JSON, or nests values more than
+            ``MAX_INPUT_DEPTH`` levels deep.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LangTreeError(f"{cannot}: {error}") from None
+    except RecursionError:
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}") from None
+    if _deeper_than(value, MAX_INPUT_DEPTH):
+        raise LangTreeError(f"{cannot}: {TOO_DEEP}")
+    return value
 
 
 def _deeper_than(value: object, levels: int) -> bool:

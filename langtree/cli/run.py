@@ -12,6 +12,7 @@ from pathlib import Path
 from langtree.api import RunStructure
 from langtree.cli.inputs import read_inputs, variables_from
 from langtree.cli.models import model_keys, provider_for
+from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.trees import valid_structure
 from langtree.errors import LangTreeError
 from langtree.runtime.cache import ResponseCache
@@ -35,7 +36,14 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         type=Path,
         metavar="FILE.json",
         help="input values as JSON: by task class name or tag, or (with :TaskName) the "
-        "task's own values",
+        "task's own values; a .jsonl file is a dataset, one row of values per line",
+    )
+    command.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE.jsonl",
+        help="with a .jsonl input: append one result per row to this file (default: "
+        "standard output); running again skips the rows it holds, resuming the dataset",
     )
     command.add_argument(
         "--model",
@@ -138,7 +146,8 @@ def run_tree(arguments: argparse.Namespace) -> int:
     checked = valid_structure([target])
     if checked is None:
         return 1
-    inputs = read_inputs(arguments.input, checked, task_name, unwrap=True)
+    rows = is_rows_file(arguments.input)
+    inputs = {} if rows else read_inputs(arguments.input, checked, task_name, unwrap=True)
     variables = variables_from(arguments.var)
     keys = model_keys(checked, inputs)
     provider = provider_for(arguments.model, keys, arguments.method)
@@ -146,6 +155,22 @@ def run_tree(arguments: argparse.Namespace) -> int:
     for tag, cls in checked.tasks.items():
         if not task_name or tag == task_tag(task_name):
             structure.add(cls)
+    if rows:
+        assert arguments.input is not None
+        source = RowsRun(
+            source=arguments.input,
+            output=arguments.output,
+            task_name=task_name,
+            variables=variables,
+            options=_run_options(arguments),
+        )
+        return run_rows(structure, source)
+    if arguments.output is not None:
+        raise LangTreeError(
+            "--output is for a dataset run: --input FILE.jsonl, one row per line\n"
+            "  hint: without a .jsonl input, the filled tasks are printed; redirect them "
+            "with > FILE.json"
+        )
     live = sys.stderr.isatty()
     progress = RunProgress(
         len(structure.prompts(inputs, variables)),
@@ -168,8 +193,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
         print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
         return 130 if isinstance(error, RunInterrupted) else 1
     _finish(result.trace, progress.total, live)
-    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
-    output = tasks[next(iter(tasks))] if task_name else tasks
+    output = task_output(result, task_name)
     print(json.dumps(output, indent=2, ensure_ascii=False))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
     return 0

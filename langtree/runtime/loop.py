@@ -28,13 +28,13 @@ import contextvars
 import queue
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from langtree.errors import ExecutionError
 
-__all__ = ["LoopAffinity", "on_affine_loop", "run_sync"]
+__all__ = ["LoopAffinity", "iterate_affine", "iterate_sync", "on_affine_loop", "run_sync"]
 
 _THREAD_NAME = "langtree-loop"
 
@@ -206,6 +206,39 @@ async def on_affine_loop(affinity: LoopAffinity, start: Callable[[], Awaitable[_
         if not waiting.done():
             remote.cancel()
             await asyncio.wait((waiting,), timeout=_STOP_SECONDS)
+
+
+_END = object()
+"""What ``anext`` gives at the end of an iterator (``StopAsyncIteration`` may not cross a
+task's result)."""
+
+
+async def iterate_affine(
+    affinity: LoopAffinity, items: AsyncGenerator[_T, None]
+) -> AsyncGenerator[_T, None]:
+    """``items``, each advanced by :func:`on_affine_loop` (so an iteration that drives the
+    models runs on their loop); closing this closes ``items`` there too."""
+    try:
+        while True:
+            item = await on_affine_loop(affinity, lambda: anext(items, _END))
+            if item is _END:
+                return
+            yield cast(_T, item)
+    finally:
+        await on_affine_loop(affinity, items.aclose)
+
+
+def iterate_sync(items: AsyncGenerator[_T, None]) -> Generator[_T, None, None]:
+    """``items`` from synchronous code, each advanced by :func:`run_sync` on LangTree's
+    loop; Ctrl-C cancels the iteration (its ``finally`` blocks run) and re-raises."""
+    try:
+        while True:
+            item = run_sync(lambda: anext(items, _END))
+            if item is _END:
+                return
+            yield cast(_T, item)
+    finally:
+        run_sync(items.aclose)
 
 
 def _is_langtree_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -1,0 +1,252 @@
+"""``langtree run TREE --input rows.jsonl [--output results.jsonl]``: a dataset run.
+
+Each line of the input is one row, in the format of a ``--input`` JSON file. Each result
+is one line of the output, written as soon as the row (and every row before it) is done:
+``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}``; ``row`` counts the
+input's rows from 0 (blank lines are not rows). Running the same command again with the
+same ``--output`` skips the rows it already holds an output for and appends the others,
+so a dataset run stopped by Ctrl-C (or anything else) resumes; with ``--journal`` the
+rows that were in flight replay their finished calls too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from langtree.api import RunStructure
+from langtree.cli.inputs import json_value
+from langtree.errors import LangTreeError
+from langtree.runtime.dataset import RowResult
+from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.result import RunResult, TraceRecord
+from langtree.runtime.settings import RunOptions
+from langtree.runtime.usage import RunUsage
+from langtree.structure.tree import task_tag
+
+__all__ = ["RowsRun", "is_rows_file", "run_rows", "task_output"]
+
+
+def is_rows_file(path: Path | None) -> bool:
+    """Whether ``--input`` names a dataset (a ``.jsonl`` file)."""
+    return path is not None and path.suffix.lower() == ".jsonl"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowsRun:
+    """What a dataset run reads and writes.
+
+    Attributes:
+        source: The JSONL file of rows.
+        output: The JSONL file of results (``None``: standard output).
+        task_name: The task whose values each row holds (empty: rows by task).
+        variables: External prompt variables, the same for every row.
+        options: The run settings.
+    """
+
+    source: Path
+    output: Path | None
+    task_name: str
+    variables: dict[str, object]
+    options: RunOptions
+
+
+def run_rows(structure: RunStructure, run: RowsRun) -> int:
+    """Run every row not yet in the output; the exit status (1 if a row failed).
+
+    Raises:
+        LangTreeError: A line of the input is not a JSON object, or the output cannot
+            be read or written (before any model call).
+    """
+    total = _count_rows(run.source)
+    written = _written_rows(run.output)
+    progress = _Progress(total=total, skipped=len(written), live=sys.stderr.isatty())
+    rows = structure.run_many(
+        _rows(run.source, run.task_name),
+        run.variables,
+        skip=written,
+        on_row=progress.add,
+        **run.options,
+    )
+    with _appending(run.output) as out:
+        try:
+            for row in rows:
+                out.write(json.dumps(_line(row, run.task_name), ensure_ascii=False) + "\n")
+                out.flush()
+        except KeyboardInterrupt:
+            progress.finish()
+            print(_resume_hint(run), file=sys.stderr)
+            return 130
+        except RunLimitError as error:
+            progress.finish()
+            print(f"langtree: error: {error}\n{_resume_hint(run)}", file=sys.stderr)
+            return 1
+    progress.finish()
+    return 1 if progress.failed else 0
+
+
+def _rows(source: Path, task_name: str) -> Iterator[dict[object, object]]:
+    """The rows as inputs by task, read one line at a time."""
+    tag = task_tag(task_name) if task_name else ""
+    with source.open(encoding="utf-8-sig") as lines:
+        for line in lines:
+            if line.strip():
+                values = json.loads(line)
+                yield {tag: values} if tag else values
+
+
+def _count_rows(source: Path) -> int:
+    """The number of rows, every line checked to be a JSON object first.
+
+    Raises:
+        LangTreeError: The file cannot be read, or a line is not a JSON object.
+    """
+    rows = 0
+    try:
+        with source.open(encoding="utf-8-sig") as lines:
+            for number, line in enumerate(lines, start=1):
+                if line.strip():
+                    _check_row(source, number, line)
+                    rows += 1
+    except (OSError, UnicodeDecodeError) as error:
+        raise LangTreeError(f"Cannot read rows from {str(source)!r}: {error}") from None
+    return rows
+
+
+def _check_row(source: Path, number: int, line: str) -> None:
+    where = f"{str(source)!r}, line {number}"
+    value = json_value(line, f"Cannot read the row at {where}")
+    if not isinstance(value, dict):
+        raise LangTreeError(
+            f"Row at {where} is not a JSON object\n"
+            "  hint: each line holds one row's values, e.g. "
+            '{"TaskName": {"field": "value"}}'
+        )
+
+
+def _written_rows(output: Path | None) -> frozenset[int]:
+    """The rows an earlier run wrote an output for (``--output`` is read, if it exists)."""
+    if output is None or not output.exists():
+        return frozenset()
+    done: set[int] = set()
+    try:
+        with output.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if line.strip():
+                    done.update(_written_row(output, number, line))
+    except (OSError, UnicodeDecodeError) as error:
+        raise LangTreeError(f"Cannot read the results in {str(output)!r}: {error}") from None
+    return frozenset(done)
+
+
+def _written_row(output: Path, number: int, line: str) -> set[int]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict) or not isinstance(value.get("row"), int):
+        raise LangTreeError(
+            f"{str(output)!r}, line {number} is not a result of langtree run\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote"
+        )
+    return {value["row"]} if "output" in value else set()
+
+
+def _line(row: RowResult, task_name: str) -> dict[str, object]:
+    if row.result is None:
+        return {"row": row.index, "error": str(row.error)}
+    return {"row": row.index, "output": task_output(row.result, task_name)}
+
+
+def task_output(result: RunResult, task_name: str) -> object:
+    """A run's filled tasks as JSON data: by class name, or the one task asked for."""
+    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
+    return tasks[next(iter(tasks))] if task_name else tasks
+
+
+@contextlib.contextmanager
+def _appending(output: Path | None) -> Iterator[IO[str]]:
+    """The output file, opened to append (standard output when there is none)."""
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        file = output.open("a", encoding="utf-8")
+    except OSError as error:
+        raise LangTreeError(f"Cannot write results to {str(output)!r}: {error}") from None
+    with file:
+        yield file
+
+
+def _resume_hint(run: RowsRun) -> str:
+    if run.output is None:
+        return "langtree: give --output FILE.jsonl to resume a stopped dataset run"
+    journal = "" if "journal" in run.options else ", and --journal FILE.sqlite to replay calls"
+    return f"langtree: run the same command again to resume (same --output{journal})"
+
+
+class _Progress:
+    """One line on standard error: rows, calls, failures, tokens and the time left."""
+
+    def __init__(self, *, total: int, skipped: int, live: bool) -> None:
+        self.total = total
+        self.skipped = skipped
+        self.live = live
+        self.done = 0
+        self.failed = 0
+        self.calls = 0
+        self.replayed = 0
+        self.tokens = 0
+        self.started = time.perf_counter()
+
+    def add(self, row: RowResult) -> None:
+        """Count a finished row (and redraw the live line)."""
+        self.done += 1
+        self.failed += not row.ok
+        trace = _trace(row)
+        usage = RunUsage.of_trace(trace)
+        self.calls += usage.calls
+        self.replayed += sum(record.replayed for record in trace)
+        self.tokens += usage.total_tokens
+        if self.live:
+            print(self.line(), end="\r", file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        rows = self.skipped + self.done
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        replayed = f" (+{self.replayed} replayed)" if self.replayed else ""
+        return (
+            f"langtree: {rows}/{self.total} rows{failed}, {self.calls} calls{replayed}, "
+            f"{self.tokens:,} tokens, {self._left()}"
+        )
+
+    def finish(self) -> None:
+        if self.live:
+            print(" " * 100, end="\r", file=sys.stderr)
+        seconds = time.perf_counter() - self.started
+        print(f"{self.line()}, {seconds:.2f}s wall time", file=sys.stderr, flush=True)
+
+    def _left(self) -> str:
+        left = self.total - self.skipped - self.done
+        if left <= 0:
+            return "done"
+        if not self.done:
+            return "ETA unknown"
+        seconds = (time.perf_counter() - self.started) / self.done * left
+        minutes, rest = divmod(round(seconds), 60)
+        return f"ETA {minutes}m{rest:02d}s"
+
+
+def _trace(row: RowResult) -> tuple[TraceRecord, ...]:
+    """The row's calls, those of a failed row's partial result included."""
+    if row.result is not None:
+        return row.result.trace
+    partial = row.error.result if isinstance(row.error, StepFailedError | RunLimitError) else None
+    return partial.trace if partial is not None else ()

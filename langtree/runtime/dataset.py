@@ -1,0 +1,275 @@
+"""Dataset runs: one tree over many rows of inputs, each row a run of its own.
+
+Rows are read lazily and run concurrently; at most ``rows_in_flight`` rows are started
+and not yet handed out, so memory is bounded by the rows in flight, not the dataset. The
+rows share one :class:`~langtree.runtime.shared.SharedCalls`: ``max_concurrency`` caps
+the model calls of all rows together, ``usage_limits`` hold for the whole dataset, a
+provider's ``Retry-After`` pauses every row's calls to that model, and the journal and
+cache are opened once. A row that fails (its inputs do not fit, a step fails, its
+deadline passes) becomes a :class:`RowResult` with the error; the other rows go on. A
+usage limit stops the dataset: no row starts after it, the rows in flight finish (with
+the limit's error), and the iteration then raises it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from langtree.errors import ExecutionError, LangTreeError
+from langtree.runtime.failure import RunLimitError
+from langtree.runtime.provider import LLMProvider
+from langtree.runtime.result import RunResult
+from langtree.runtime.settings import RunSettings
+from langtree.runtime.shared import SharedCalls
+
+__all__ = ["DatasetOptions", "RowResult", "Rows", "dataset_options", "run_dataset"]
+
+Rows: TypeAlias = Iterable[object] | AsyncIterable[object]
+"""The rows of a dataset: each what ``run`` takes as ``inputs``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowResult:
+    """The outcome of one row of a dataset.
+
+    Attributes:
+        index: The row's position in the rows given (0 for the first).
+        result: The row's run (``None``: it failed).
+        error: Why the row failed (``None``: it did not): a ``StructureError`` for
+            inputs that do not fit, a ``StepFailedError``, a ``RunLimitError``, or
+            another ``ExecutionError``. A ``StepFailedError`` or ``RunLimitError``
+            holds what the row had finished in ``error.result``.
+    """
+
+    index: int
+    result: RunResult | None = None
+    error: LangTreeError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the row ran to a result."""
+        return self.error is None
+
+
+RunRow: TypeAlias = Callable[[object, SharedCalls], Awaitable[RunResult]]
+"""Runs one row's inputs with the dataset's shared calls."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatasetOptions:
+    """How a dataset's rows are run and handed out.
+
+    Attributes:
+        ordered: Hand rows out in input order (``False``: as they finish).
+        rows_in_flight: The most rows started and not yet handed out.
+        skip: Positions of rows not to run (e.g. those an earlier run wrote out).
+        on_row: Called with each row's result as soon as it finishes, before it is
+            handed out (in input order, a row may wait for an earlier one).
+    """
+
+    ordered: bool = True
+    rows_in_flight: int = 32
+    skip: frozenset[int] = frozenset()
+    on_row: Callable[[RowResult], object] | None = None
+
+
+def dataset_options(
+    rows: object,
+    *,
+    ordered: object,
+    rows_in_flight: object,
+    skip: object,
+    on_row: object,
+) -> DatasetOptions:
+    """The options of a dataset run, checked (``rows`` is checked to be rows).
+
+    Raises:
+        ExecutionError: Listing every argument that is wrong, with a hint.
+    """
+    problems = list(_problems(rows, ordered, rows_in_flight, skip, on_row))
+    if problems:
+        listed = "\n".join(f"  - {problem}" for problem in problems)
+        head = problems[0] if len(problems) == 1 else f"{len(problems)} arguments are wrong:"
+        body = "" if len(problems) == 1 else f"\n{listed}"
+        raise ExecutionError(
+            f"{head}{body}\n  hint: e.g. run_many([{{TaskReview: {{...}}}}, ...], "
+            "ordered=False, rows_in_flight=64)"
+        )
+    assert isinstance(rows_in_flight, int)
+    assert isinstance(skip, Collection)
+    return DatasetOptions(
+        ordered=bool(ordered),
+        rows_in_flight=rows_in_flight,
+        skip=frozenset(skip),
+        on_row=on_row,  # type: ignore[arg-type]
+    )
+
+
+def _problems(
+    rows: object, ordered: object, rows_in_flight: object, skip: object, on_row: object
+) -> Iterator[str]:
+    if isinstance(rows, Mapping | str | bytes) or not isinstance(rows, Iterable | AsyncIterable):
+        kind = "a dict" if isinstance(rows, Mapping) else repr(type(rows).__name__)
+        yield (
+            f"rows must be an iterable of inputs (one per run), got {kind}; "
+            "to run one set of inputs, use run()"
+        )
+    if not isinstance(ordered, bool):
+        yield f"ordered must be True or False, got {ordered!r}"
+    if isinstance(rows_in_flight, bool) or not isinstance(rows_in_flight, int):
+        yield f"rows_in_flight must be a whole number, got {rows_in_flight!r}"
+    elif rows_in_flight < 1:
+        yield f"rows_in_flight must be at least 1, got {rows_in_flight!r}"
+    if not isinstance(skip, Collection) or not all(
+        isinstance(index, int) and not isinstance(index, bool) for index in skip
+    ):
+        yield f"skip must be a collection of row positions (whole numbers), got {skip!r}"
+    if on_row is not None and not callable(on_row):
+        yield f"on_row must be a function taking a RowResult, or None, got {on_row!r}"
+
+
+async def run_dataset(
+    rows: Rows,
+    run_row: RunRow,
+    settings: RunSettings,
+    provider: LLMProvider,
+    options: DatasetOptions,
+) -> AsyncGenerator[RowResult, None]:
+    """Run every row with calls shared as the settings say, and hand out the results.
+
+    Raises:
+        ExecutionError: The journal or the cache cannot be opened or written.
+        RunLimitError: A usage limit of the dataset was reached.
+    """
+    shared = SharedCalls.start(settings, provider)
+    try:
+        async for row in _run_rows(rows, run_row, shared, options):
+            yield row
+    finally:
+        shared.close()
+
+
+async def _run_rows(
+    rows: Rows, run_row: RunRow, shared: SharedCalls, options: DatasetOptions
+) -> AsyncIterator[RowResult]:
+    """Run every row and hand out its result; see the module docstring.
+
+    Raises:
+        RunLimitError: A usage limit of the dataset was reached (after the rows that
+            were in flight are handed out).
+    """
+    window = _Window(run_row, shared, options)
+    source = _numbered(rows, options.skip)
+    try:
+        exhausted = False
+        while True:
+            while not exhausted and window.has_room():
+                row = await anext(source, None)
+                if row is None:
+                    exhausted = True
+                else:
+                    window.start(*row)
+            if window.empty():
+                break
+            for result in await window.next_done():
+                yield result
+        if window.stopped is not None:
+            raise window.stopped
+    finally:
+        await window.cancel()
+
+
+class _Window:
+    """The rows started and not yet handed out."""
+
+    def __init__(self, run_row: RunRow, shared: SharedCalls, options: DatasetOptions) -> None:
+        self.run_row = run_row
+        self.shared = shared
+        self.options = options
+        self.running: dict[asyncio.Task[RowResult], int] = {}
+        self.done: dict[int, RowResult] = {}
+        self.order: list[int] = []
+        """Positions of started rows not yet handed out, in input order."""
+        self.stopped: RunLimitError | None = None
+
+    def has_room(self) -> bool:
+        return self.stopped is None and len(self.order) < self.options.rows_in_flight
+
+    def empty(self) -> bool:
+        return not self.order
+
+    def start(self, index: int, inputs: object) -> None:
+        task = asyncio.ensure_future(self._run(index, inputs))
+        self.running[task] = index
+        self.order.append(index)
+
+    async def next_done(self) -> list[RowResult]:
+        """The rows that may be handed out next (waiting for at least one to finish)."""
+        while True:
+            ready = self._ready()
+            if ready:
+                return ready
+            finished, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                del self.running[task]
+                self._finished(task.result())
+
+    def _finished(self, row: RowResult) -> None:
+        self.done[row.index] = row
+        if isinstance(row.error, RunLimitError) and row.error.limit != "deadline":
+            self.stopped = self.stopped or row.error
+        if self.options.on_row is not None:
+            self.options.on_row(row)
+
+    def _ready(self) -> list[RowResult]:
+        if not self.options.ordered:
+            ready = list(self.done.values())
+            self.done.clear()
+            for row in ready:
+                self.order.remove(row.index)
+            return ready
+        ready = []
+        while self.order and self.order[0] in self.done:
+            ready.append(self.done.pop(self.order.pop(0)))
+        return ready
+
+    async def _run(self, index: int, inputs: object) -> RowResult:
+        try:
+            result = await self.run_row(inputs, self.shared)
+        except LangTreeError as error:
+            return RowResult(index=index, error=error)
+        return RowResult(index=index, result=result)
+
+    async def cancel(self) -> None:
+        """Cancel the rows still running (the iteration ended early)."""
+        for task in self.running:
+            task.cancel()
+        if self.running:
+            await asyncio.wait(self.running)
+
+
+async def _numbered(rows: Rows, skip: frozenset[int]) -> AsyncIterator[tuple[int, object]]:
+    """The rows with their positions, those in ``skip`` left out."""
+    if isinstance(rows, AsyncIterable):
+        index = 0
+        async for row in rows:
+            if index not in skip:
+                yield index, row
+            index += 1
+        return
+    for index, row in enumerate(rows):
+        if index not in skip:
+            yield index, row

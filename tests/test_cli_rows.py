@@ -1,0 +1,305 @@
+"""``langtree run TREE --input rows.jsonl [--output results.jsonl]``: dataset runs from
+the command line, resumed after a stop (see ``langtree.cli.rows``)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from langtree.cli import main
+
+ROOT = Path(__file__).parent.parent
+REVIEWS = ROOT / "examples" / "review_rating.py"
+TARGET = f"{REVIEWS}:TaskRateReview"
+PROGRESS = re.compile(
+    r"^langtree: (\d+)/(\d+) rows(?: \((\d+) failed\))?, (\d+) calls(?: \(\+(\d+) replayed\))?, "
+    r"[\d,]+ tokens, (done|ETA \d+m\d\ds), \d+\.\d\ds wall time$"
+)
+
+
+def write_rows(path: Path, count: int, *, broken: int | None = None) -> Path:
+    lines = []
+    for row in range(count):
+        review = "BROKEN" if row == broken else f"Review {row}: it works well."
+        lines.append(json.dumps({"review": review}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    status = main(["run", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def results(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_jsonl_input_runs_every_row_and_writes_one_line_each_in_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 12)
+    output = tmp_path / "results.jsonl"
+
+    status, out, err = run_cli(
+        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    )
+
+    assert (status, out) == (0, "")
+    lines = results(output)
+    assert [line["row"] for line in lines] == list(range(12))
+    first = lines[0]["output"]
+    assert isinstance(first, dict)
+    assert first["review"] == "Review 0: it works well."
+    progress = PROGRESS.match(err.splitlines()[-1])
+    assert progress is not None
+    assert progress.group(1, 2, 3, 6) == ("12", "12", None, "done")
+
+
+def test_without_output_the_results_go_to_standard_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 3)
+
+    status, out, _ = run_cli(capsys, TARGET, "--input", str(rows), "--model", "fake")
+
+    assert status == 0
+    assert [json.loads(line)["row"] for line in out.splitlines()] == [0, 1, 2]
+
+
+def test_running_again_skips_the_rows_the_output_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 10)
+    output = tmp_path / "results.jsonl"
+    arguments = (TARGET, "--input", str(rows), "--output", str(output), "--model", "fake")
+    run_cli(capsys, *arguments)
+    kept = output.read_text().splitlines()[:4]
+    output.write_text("\n".join(kept) + "\n")
+
+    status, _, err = run_cli(capsys, *arguments)
+
+    assert status == 0
+    assert sorted(line["row"] for line in results(output)) == list(range(10))
+    progress = PROGRESS.match(err.splitlines()[-1])
+    assert progress is not None
+    assert progress.group(1, 2) == ("10", "10")
+
+
+def test_a_failed_row_is_an_error_line_and_the_exit_status_is_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    models = tmp_path / "picky_models.py"
+    models.write_text(
+        textwrap.dedent(
+            """
+            from langtree import LLMProvider
+            from langtree.testing import FakeChatModel
+
+
+            def reply(request):
+                if "BROKEN" in request.text:
+                    raise ValueError("the provider refuses this review")
+                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+                        else "x") for name in request.fields}
+
+
+            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+            """
+        )
+    )
+    rows = write_rows(tmp_path / "rows.jsonl", 4, broken=2)
+    output = tmp_path / "results.jsonl"
+
+    status, _, err = run_cli(
+        capsys,
+        TARGET,
+        "--input",
+        str(rows),
+        "--output",
+        str(output),
+        "--model",
+        f"{models}:provider",
+        "--max-retries",
+        "0",
+    )
+
+    assert status == 1
+    lines = results(output)
+    assert [("output" in line, "error" in line) for line in lines] == [
+        (True, False),
+        (True, False),
+        (False, True),
+        (True, False),
+    ]
+    assert str(lines[2]["error"]).startswith("Step ")
+    progress = PROGRESS.match(err.splitlines()[-1])
+    assert progress is not None
+    assert progress.group(3) == "1"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(
+            '{"review": "fine"}\nnot json\n',
+            "Cannot read the row at '{path}', line 2: Expecting value: line 1 column 1 (char 0)",
+            id="not-json",
+        ),
+        pytest.param(
+            '{"review": "fine"}\n\n[1, 2]\n',
+            "Row at '{path}', line 3 is not a JSON object\n"
+            '  hint: each line holds one row\'s values, e.g. {{"TaskName": {{"field": "value"}}}}',
+            id="not-an-object",
+        ),
+    ],
+)
+def test_a_bad_row_file_is_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, message: str
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(content)
+
+    status, out, err = run_cli(capsys, TARGET, "--input", str(rows), "--model", "fake")
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: {message.format(path=rows)}\n"
+
+
+def test_output_without_a_jsonl_input_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    inputs = ROOT / "examples" / "inputs" / "review_rating.json"
+
+    status, _, err = run_cli(
+        capsys,
+        str(REVIEWS),
+        "--input",
+        str(inputs),
+        "--output",
+        str(tmp_path / "out.jsonl"),
+        "--model",
+        "fake",
+    )
+
+    assert status == 2
+    assert err == (
+        "langtree: error: --output is for a dataset run: --input FILE.jsonl, one row per "
+        "line\n  hint: without a .jsonl input, the filled tasks are printed; redirect them "
+        "with > FILE.json\n"
+    )
+
+
+def test_an_output_file_that_is_not_results_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 2)
+    output = tmp_path / "notes.jsonl"
+    output.write_text('{"note": "mine"}\n')
+
+    status, _, err = run_cli(
+        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    )
+
+    assert status == 2
+    assert err == (
+        f"langtree: error: {str(output)!r}, line 1 is not a result of langtree run\n"
+        "  hint: give --output a new file, or the file an earlier run of the same dataset "
+        "wrote\n"
+    )
+    assert output.read_text() == '{"note": "mine"}\n'
+
+
+# -- Ctrl-C, then the same command again ---------------------------------------------------
+
+SLOW_MODELS = """
+import os
+import time
+
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+LOG = os.environ["LANGTREE_TEST_CALL_LOG"]
+
+
+def reply(request):
+    with open(LOG, "a") as log:
+        log.write(os.environ["LANGTREE_TEST_RUN"] + "\\n")
+    return {name: ("recommend" if name == "verdict" else 3 if name == "rating" else "x")
+            for name in request.fields}
+
+
+provider = LLMProvider({"default": FakeChatModel(responder=reply, latency=0.02)})
+"""
+
+
+def start(tmp_path: Path, run: int, rows: Path, output: Path) -> subprocess.Popen[str]:
+    (tmp_path / "slow_models.py").write_text(SLOW_MODELS)
+    command = [
+        sys.executable,
+        "-m",
+        "langtree",
+        "run",
+        TARGET,
+        "--input",
+        str(rows),
+        "--output",
+        str(output),
+        "--journal",
+        str(tmp_path / "journal.sqlite"),
+        "--model",
+        f"{tmp_path / 'slow_models.py'}:provider",
+        "--max-concurrency",
+        "8",
+    ]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "LANGTREE_TEST_CALL_LOG": str(tmp_path / "calls.log"),
+        "LANGTREE_TEST_RUN": str(run),
+    }
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Path) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 150)
+    output = tmp_path / "results.jsonl"
+    first = start(tmp_path, 1, rows, output)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        not output.exists() or len(output.read_text().splitlines()) < 20
+    ):
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)
+    _, first_err = first.communicate(timeout=60)
+    written_first = len(results(output))
+
+    second = start(tmp_path, 2, rows, output)
+    _, second_err = second.communicate(timeout=120)
+
+    assert first.returncode == 130, first_err
+    assert "run the same command again to resume (same --output)" in first_err
+    assert 20 <= written_first < 150
+    assert second.returncode == 0, second_err
+    lines = results(output)
+    assert sorted(line["row"] for line in lines) == list(range(150))
+    runs = (tmp_path / "calls.log").read_text().split()
+    # 10 calls a row; only those in flight at Ctrl-C (at most max_concurrency) are sent
+    # again, the others are replayed from the journal or belong to rows already written.
+    assert runs.count("1") < 1500
+    assert 1500 <= len(runs) <= 1500 + 8
