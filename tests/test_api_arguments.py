@@ -57,7 +57,7 @@ RUN_HINT = (
 )
 SETTINGS = (
     "'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', 'max_concurrency', "
-    "'max_retries', 'retry', 'usage_limits'"
+    "'max_retries', 'rate_limit', 'retry', 'usage_limits'"
 )
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"

@@ -17,6 +17,7 @@ STAGES = {
     "models": 5,
     "api": 6,
     "cli": 7,
+    "ray": 7,
     "__main__": 7,
 }
 

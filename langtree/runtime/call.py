@@ -19,9 +19,10 @@ fate:
 - *permanent* (anything else): not asked again.
 
 Every call, failed or not, gets its trace record as soon as it returns. Before each call
-the run's usage limits are checked (:class:`~langtree.runtime.usage.UsageMeter`); a limit
-that the call would pass stops the run with a
-:class:`~langtree.runtime.failure.RunLimitError`.
+the run's ``rate_limit`` is waited for (:mod:`langtree.runtime.rate_limit`; a replayed
+answer does not wait) and its usage limits are checked
+(:class:`~langtree.runtime.usage.UsageMeter`); a limit that the call would pass stops the
+run with a :class:`~langtree.runtime.failure.RunLimitError`.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
 from langtree.runtime.progress import announce_replayed
+from langtree.runtime.rate_limit import RateLimiter
 from langtree.runtime.replies import (
     CUT_OFF,
     Reading,
@@ -85,11 +87,14 @@ class CallSettings:
         retry: How transient failures are retried.
         call_timeout: Seconds a call may take before it counts as a transient failure
             (``None``: no limit but the client's own).
+        rate_limit: The pace of the calls, also told of a provider's ``Retry-After``
+            (``None``: as fast as ``max_concurrency`` allows).
     """
 
     max_retries: int
     retry: RetryPolicy
     call_timeout: float | None = None
+    rate_limit: RateLimiter | None = None
 
 
 class Cooldown:
@@ -305,15 +310,21 @@ class StepCall:
         delay = self.settings.retry.delay(retry, retry_after=asked, rng=self.context.rng)
         if asked is not None:
             self.cooldown.hold(delay)
+            if self.settings.rate_limit is not None:
+                self.settings.rate_limit.hold(self.model, delay)
         return delay
 
     async def _attempt(
         self, call: _Call, config: RunnableConfig, waited: float, answers: _Answers
     ) -> _Attempt:
         """One call, holding a place of ``max_concurrency`` until its answer is in the
-        journal: a run that is killed re-sends at most that many calls."""
+        journal: a run that is killed re-sends at most that many calls. The rate limit
+        is waited for in that place, so calls start in the order they got one."""
         waited += await self.cooldown.acquire(self.context.semaphore)
         try:
+            if self.settings.rate_limit is not None:
+                limit = self.settings.rate_limit
+                waited += await limit.acquire(self.model, call.prompt.token_count)
             tried = await self._call(call, config, waited)
             await answers.keep(self, tried)
             return tried

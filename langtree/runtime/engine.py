@@ -216,6 +216,7 @@ class _Run:
                 max_retries=settings.max_retries,
                 retry=config.retry or settings.retry,
                 call_timeout=config.call_timeout or settings.call_timeout,
+                rate_limit=settings.rate_limit,
             ),
             cooldown=self.cooldowns.setdefault(key, Cooldown()),
             context=self.context,

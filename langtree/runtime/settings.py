@@ -18,6 +18,7 @@ from typing import Any, Literal, TypedDict
 from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError
 from langtree.runtime.cache import CacheSetting, cache_problems
+from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
 
@@ -52,6 +53,9 @@ class RunSettings:
         cache: The response cache (a ``ResponseCache`` or its file) instead of the
             provider's; ``False`` bypasses the provider's (``None``: the provider's; see
             ``langtree.runtime.cache``).
+        rate_limit: The pace of the model calls, in requests and tokens per minute
+            for each model key (``None``: as fast as ``max_concurrency`` allows; see
+            ``langtree.runtime.rate_limit``).
     """
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -63,6 +67,7 @@ class RunSettings:
     journal: str | os.PathLike[str] | None = None
     journal_max_age: float | None = None
     cache: CacheSetting | Literal[False] | None = None
+    rate_limit: RateLimiter | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
@@ -131,6 +136,7 @@ class RunSettings:
             yield f"journal must be a file path (a str or a Path) or None, got {self.journal!r}"
         if self.cache is not None and self.cache is not False:
             yield from cache_problems(self.cache)
+        yield from _rate_limit_problems(self.rate_limit)
         yield from (f"retry: {problem}" for problem in self.retry.problems())
         yield from (f"usage_limits: {problem}" for problem in self.usage_limits.problems())
 
@@ -152,6 +158,13 @@ def _converted(
         listed = ", ".join(repr(name) for name in names)
         return kind(), [f"{key} has no setting {unknown[0]!r}; its settings are {listed}"]
     return kind(**value), []
+
+
+def _rate_limit_problems(limit: object) -> Iterator[str]:
+    if limit is not None and not isinstance(limit, RateLimiter):
+        yield (f"rate_limit must be a RateLimit (or another RateLimiter) or None, got {limit!r}")
+    elif isinstance(limit, RateLimit):
+        yield from (f"rate_limit: {problem}" for problem in limit.problems())
 
 
 def _unknown_setting(name: str) -> str:
@@ -194,6 +207,7 @@ class RunOptions(TypedDict, total=False):
         journal_max_age: Seconds after which a journal's answer is asked for again.
         cache: The response cache instead of the provider's (a ``ResponseCache`` or its
             file), or ``False`` to bypass the provider's.
+        rate_limit: The pace of the model calls (a ``RateLimit``, which runs may share).
     """
 
     max_concurrency: int
@@ -205,3 +219,4 @@ class RunOptions(TypedDict, total=False):
     journal: str | os.PathLike[str]
     journal_max_age: float
     cache: CacheSetting | Literal[False]
+    rate_limit: RateLimiter
