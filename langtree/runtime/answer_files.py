@@ -35,16 +35,20 @@ class AnswerFiles:
     cache_report: CacheReport | None = None
 
     @classmethod
-    def open(cls, settings: RunSettings, provider: LLMProvider) -> AnswerFiles:
+    def open(
+        cls, settings: RunSettings, provider: LLMProvider, *, preload: bool = True
+    ) -> AnswerFiles:
         """The files of a run: its ``journal`` setting, and its ``cache`` setting or else
-        the provider's cache (``cache=False``: none).
+        the provider's cache (``cache=False``: none). Without ``preload`` the journal
+        looks each call up when asked, as a cache does, so that a dataset's journal is
+        not held in memory (its report's ``unmatched`` is then 0).
 
         Raises:
             ExecutionError: A file cannot be opened, or the journal is the cache too.
         """
         journal = None
         if settings.journal is not None:
-            journal = Journal(settings.journal, max_age=settings.journal_max_age)
+            journal = Journal(settings.journal, max_age=settings.journal_max_age, preload=preload)
         chosen = provider.cache if settings.cache is None else settings.cache
         if chosen is None or chosen is False:
             return cls(journal=journal)

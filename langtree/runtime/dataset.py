@@ -154,7 +154,7 @@ async def run_dataset(
         ExecutionError: The journal or the cache cannot be opened or written.
         RunLimitError: A usage limit of the dataset was reached.
     """
-    shared = SharedCalls.start(settings, provider)
+    shared = SharedCalls.start(settings, provider, many=True)
     try:
         async for row in _run_rows(rows, run_row, shared, options):
             yield row

@@ -231,14 +231,39 @@ async def iterate_affine(
 def iterate_sync(items: AsyncGenerator[_T, None]) -> Generator[_T, None, None]:
     """``items`` from synchronous code, each advanced by :func:`run_sync` on LangTree's
     loop; Ctrl-C cancels the iteration (its ``finally`` blocks run) and re-raises."""
+    advancing = _Advancing(items)
     try:
         while True:
-            item = run_sync(lambda: anext(items, _END))
+            item = run_sync(advancing.next)
             if item is _END:
                 return
             yield cast(_T, item)
     finally:
-        run_sync(items.aclose)
+        run_sync(advancing.close)
+
+
+class _Advancing(Generic[_T]):
+    """An async generator advanced from another thread, one item at a time.
+
+    Ctrl-C can interrupt ``run_sync`` after it scheduled a step but before it could
+    cancel it; ``close`` then finds that step by its task, cancels it and waits for it,
+    so that the generator is never closed while it runs.
+    """
+
+    def __init__(self, items: AsyncGenerator[_T, None]) -> None:
+        self.items = items
+        self.task: asyncio.Task[object] | None = None
+
+    async def next(self) -> object:
+        self.task = asyncio.current_task()
+        return await anext(self.items, _END)
+
+    async def close(self) -> None:
+        step = self.task
+        if step is not None and step is not asyncio.current_task() and not step.done():
+            step.cancel()
+            await asyncio.wait((step,))
+        await self.items.aclose()
 
 
 def _is_langtree_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -37,8 +37,12 @@ class SharedCalls:
     cooldowns: dict[str, Cooldown] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, settings: RunSettings, provider: LLMProvider) -> SharedCalls:
-        """Shared state for runs with these settings (opens the journal and cache).
+    def start(
+        cls, settings: RunSettings, provider: LLMProvider, *, many: bool = False
+    ) -> SharedCalls:
+        """Shared state for runs with these settings (opens the journal and cache);
+        ``many``: for the rows of a dataset, whose journal is looked up call by call
+        rather than read into memory.
 
         Raises:
             ExecutionError: The journal or the cache cannot be opened.
@@ -46,7 +50,7 @@ class SharedCalls:
         return cls(
             semaphore=asyncio.Semaphore(settings.max_concurrency),
             meter=UsageMeter(settings.usage_limits),
-            files=AnswerFiles.open(settings, provider),
+            files=AnswerFiles.open(settings, provider, preload=not many),
         )
 
     def close(self) -> None:
