@@ -17,13 +17,16 @@ import cProfile
 import datetime
 import gc
 import io
+import json
 import math
 import pstats
 import random
+import resource
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from langchain_core.prompts import ChatPromptTemplate
 from parse_benchmark import machine_lines
@@ -219,6 +222,67 @@ def peak_rss(kind: str, sections: int, paragraphs: int) -> int:
     return int(out.stdout.split()[-1])
 
 
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One run at zero latency in a fresh process: its calls, CPU and peak RSS."""
+
+    calls: int
+    cpu: float
+    rss_kib: int
+
+    @property
+    def cpu_per_call_us(self) -> float:
+        return self.cpu / self.calls * 1e6
+
+
+def sections_for(calls: int, paragraphs: int) -> int:
+    """The S whose document makes about ``calls`` calls (S*P + S + 1)."""
+    return max(1, round((calls - 1) / (paragraphs + 1)))
+
+
+def measure_child(kind: str, sections: int, paragraphs: int, concurrency: int) -> None:
+    """In a fresh process: one small warm-up run (imports, token encoding), then the
+    measured one; prints it as JSON with this process's peak RSS."""
+    one_run(kind, 0.0, document(1, 2), concurrency)
+    calls, cpu, _ = one_run(kind, 0.0, document(sections, paragraphs), concurrency)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"calls": calls, "cpu": cpu, "rss_kib": rss}))
+
+
+def measure(kind: str, sections: int, paragraphs: int, concurrency: int) -> Measured:
+    """One run measured in a fresh process, so that its peak RSS is its own."""
+    command = [sys.executable, __file__, "--measure", kind]
+    command += ["--sections", str(sections), "--paragraphs", str(paragraphs)]
+    command += ["--concurrency", str(concurrency)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    return Measured(**json.loads(out.stdout.splitlines()[-1]))
+
+
+def scale(sizes: list[int], paragraphs: int, concurrency: int, repeat: int) -> None:
+    """CPU per call and peak RSS at each size, LangTree against the hand-written
+    version, each run in its own process; runs alternate, the best of each is kept."""
+    print(
+        "| calls | CPU per call LangTree (µs) | by hand (µs) | LangTree ÷ by hand | "
+        "peak RSS LangTree (MiB) | by hand (MiB) | LangTree ÷ by hand |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for size in sizes:
+        sections = sections_for(size, paragraphs)
+        runs: dict[str, list[Measured]] = {kind: [] for kind in RUNNERS}
+        for _ in range(repeat):
+            for kind in RUNNERS:
+                runs[kind].append(measure(kind, sections, paragraphs, concurrency))
+        lt = min(run.cpu_per_call_us for run in runs["langtree"])
+        bh = min(run.cpu_per_call_us for run in runs["by hand"])
+        lt_rss = min(run.rss_kib for run in runs["langtree"]) / 1024
+        bh_rss = min(run.rss_kib for run in runs["by hand"]) / 1024
+        print(
+            f"| {runs['langtree'][0].calls:,} | {lt:,.0f} | {bh:,.0f} | **{lt / bh:.2f}×** | "
+            f"{lt_rss:.1f} | {bh_rss:.1f} | {lt_rss / bh_rss:.2f}× |",
+            flush=True,
+        )
+
+
 def machine() -> list[str]:
     """The date, then the machine, interpreter, load and revision (shared with the other
     benchmarks)."""
@@ -247,6 +311,14 @@ def main() -> None:
     parser.add_argument("--cpu-sections", type=int, default=10, help="S for the CPU figure")
     parser.add_argument("--profile", action="store_true", help="cProfile one LangTree run")
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        metavar="CALLS",
+        help="only CPU per call and peak RSS at about these numbers of calls",
+    )
+    parser.add_argument("--measure", choices=[*RUNNERS], help=argparse.SUPPRESS)
     parser.add_argument("--child", choices=[*RUNNERS, "none"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     n_s, n_p, conc, lat = args.sections, args.paragraphs, args.concurrency, args.latency
@@ -255,8 +327,17 @@ def main() -> None:
         if args.child != "none":
             one_run(args.child, 0.0, document(n_s, n_p), conc)
         return
+    if args.measure:
+        measure_child(args.measure, n_s, n_p, conc)
+        return
     if args.profile:
         profile(document(n_s, n_p), conc, args.top)
+        return
+    if args.sizes:
+        print("## Run benchmark at scale\n")
+        print("\n".join(machine()))
+        print(f"\nP={n_p}, C={conc}, zero latency; best of {args.repeat} alternating runs.\n")
+        scale(args.sizes, n_p, conc, args.repeat)
         return
 
     print("## Run benchmark results\n")

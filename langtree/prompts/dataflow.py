@@ -186,8 +186,7 @@ def _send(
             entry = Output(name=mapping_flow.name, value=value, field=leaf)
             state.outputs.setdefault(address, []).append(entry)
         else:
-            sources = state.prompt_values.setdefault((address, mapping_flow.name), [])
-            sources.append(value)
+            state.send_prompt_value(address, mapping_flow.name, value)
 
 
 def _sent_value(flow: Flow, sent: _Sent) -> object:

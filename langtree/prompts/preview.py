@@ -219,6 +219,5 @@ class PromptBuilder:
 def _external_values(state: RunState) -> dict[str, object]:
     return {
         name: values[0] if len(values) == 1 else values
-        for (address, name), values in state.prompt_values.items()
-        if address == EXTERNAL
+        for name, values in state.prompt_values_of(EXTERNAL).items()
     }

@@ -69,6 +69,8 @@ class RunState:
     Attributes:
         roots: Each root task's values by tag: dicts for nodes, lists for node lists.
         prompt_values: Values for ``{name}`` in an instance's texts, one per source.
+        prompt_names: The names in ``prompt_values`` of each instance, in arrival order
+            (so that one instance's values are found without a scan of every instance's).
         outputs: Context entries sent to an instance, in arrival order.
         generated: The fields of each instance that steps have written.
     """
@@ -76,6 +78,7 @@ class RunState:
     registry: NodeRegistry
     roots: dict[str, dict[str, object]]
     prompt_values: dict[tuple[Address, str], list[object]] = field(default_factory=dict)
+    prompt_names: dict[Address, list[str]] = field(default_factory=dict)
     outputs: dict[Address, list[Output]] = field(default_factory=dict)
     generated: dict[Address, set[str]] = field(default_factory=dict)
 
@@ -94,6 +97,20 @@ class RunState:
             fill_defaults(registry, root, roots[root.tag])
             check_unicode(roots[root.tag], root.tag)
         return cls(registry=registry, roots=roots)
+
+    def send_prompt_value(self, address: Address, name: str, value: object) -> None:
+        """Add one source's value for ``{name}`` in an instance's texts."""
+        sources = self.prompt_values.get((address, name))
+        if sources is None:
+            sources = self.prompt_values[(address, name)] = []
+            self.prompt_names.setdefault(address, []).append(name)
+        sources.append(value)
+
+    def prompt_values_of(self, address: Address) -> dict[str, list[object]]:
+        """The values sent for each ``{name}`` in an instance's texts, by name."""
+        return {
+            name: self.prompt_values[(address, name)] for name in self.prompt_names.get(address, ())
+        }
 
     def instance(self, address: Address) -> dict[str, object] | None:
         """The values of a node instance, or ``None`` when they are not known yet.

@@ -145,11 +145,37 @@ class _Schedule:
         waits: Which instances may start (per element).
         closed: The steps whose instances are not listed yet (their commands wait).
         running: The instances whose calls are in flight, by their task.
+        done: The tasks that finished since the run last looked, in the order they did.
+        wake: Set when ``done`` gets a task.
     """
 
     waits: InstanceWaits
     closed: list[int]
     running: dict[asyncio.Task[None], StepInstance] = field(default_factory=dict)
+    done: list[asyncio.Task[None]] = field(default_factory=list)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def start(self, task: asyncio.Task[None], instance: StepInstance) -> None:
+        """Keep a started instance's task until it finishes."""
+        self.running[task] = instance
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.done.append(task)
+        self.wake.set()
+
+    async def finished(self) -> list[tuple[asyncio.Task[None], StepInstance]]:
+        """The tasks that have finished (at least one, waiting for it if need be), with
+        their instances; they no longer count as running.
+
+        Each task tells when it is done: ``asyncio.wait`` over every running task would
+        register and remove a callback on each of them per wake-up, and a large run
+        keeps thousands of tasks waiting for a place of ``max_concurrency``.
+        """
+        await self.wake.wait()
+        self.wake.clear()
+        done, self.done = self.done, []
+        return [(task, self.running.pop(task)) for task in done]
 
 
 class _Run:
@@ -192,7 +218,6 @@ class _Run:
         self.calls = [self._step_call(step, provider) for step in self.steps]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
-        self.broken: dict[int, dict[Address, str]] = {}
         self.schedule = _Schedule(
             waits=InstanceWaits(setup.prompts.registry, self.steps),
             closed=list(range(len(self.steps))),
@@ -283,11 +308,7 @@ class _Run:
                     assert fallback, "the plan's steps depend only on earlier steps"
                     self._open(fallback[:1])
                     continue
-                finished, _ = await asyncio.wait(
-                    schedule.running, return_when=asyncio.FIRST_COMPLETED
-                )
-                for task in finished:
-                    instance = schedule.running.pop(task)
+                for task, instance in await schedule.finished():
                     try:
                         self._outcome(task, instance)
                     except RunLimitError as error:
@@ -310,14 +331,14 @@ class _Run:
                 return
             for position, address in ready:
                 instance = StepInstance(position=position, address=address)
-                because = self._broken_dependency(instance)
+                because = schedule.waits.broken_dependency(position, address)
                 if because is not None:
                     self._skip(instance, because)
                     schedule.waits.finish(position, address)
                 elif self._due(self.steps[position], address):
                     prompt = self.builder.build(self.steps[position], address)
                     task = asyncio.create_task(self._instance(position, address, prompt))
-                    schedule.running[task] = instance
+                    schedule.start(task, instance)
                 else:
                     schedule.waits.finish(position, address)
             self._settle()
@@ -329,27 +350,16 @@ class _Run:
             return
         if self.setup.on_error == "continue" and isinstance(error, StepFailedError):
             self.errors.append(error)
-            self._break(instance, f"{error.step_id} at {error.node_path}")
+            because = f"{error.step_id} at {error.node_path}"
+            self.schedule.waits.mark_broken(instance.position, instance.address, because)
             return
         raise error
-
-    def _broken_dependency(self, instance: StepInstance) -> str | None:
-        """The failed (or skipped) instance this one depends on, if any."""
-        indices = instance.address.indices
-        for dep, levels in self.schedule.waits.needs[instance.position]:
-            for other, what in self.broken.get(dep, {}).items():
-                if other.indices[:levels] == indices[:levels]:
-                    return what
-        return None
 
     def _skip(self, instance: StepInstance, because: str) -> None:
         step = self.steps[instance.position]
         node_path = instance_text(self.prompts.registry, instance.address)
         self.skipped.append(SkippedInstance(step_id=step.id, node_path=node_path, because=because))
-        self._break(instance, because)
-
-    def _break(self, instance: StepInstance, because: str) -> None:
-        self.broken.setdefault(instance.position, {})[instance.address] = because
+        self.schedule.waits.mark_broken(instance.position, instance.address, because)
 
     def _open(self, positions: list[int]) -> None:
         """List the instances of steps that may open, and carry out what that settles."""

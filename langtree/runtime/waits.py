@@ -12,22 +12,32 @@ for all of them, or for its own element's.
 
 The bookkeeping is event driven: each opened step keeps, for every number of shared list
 levels its dependents need, a count of unfinished instances per index prefix; when a
-count reaches zero the instances waiting on it are woken.
+count reaches zero the instances waiting on it are woken. A failed (or skipped) instance
+is kept by the same prefixes, so the instances it holds back are found by branch.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from langtree.prompts.state import Address
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import NodeRegistry
 
-__all__ = ["InstanceWaits", "shared_levels"]
+__all__ = ["InstanceWaits", "Need", "shared_levels"]
 
 _Instance = tuple[int, Address]
 _Prefix = tuple[int | None, ...]
+
+
+class Need(NamedTuple):
+    """A plan step that a step's instances wait for, and on how many index levels an
+    instance of the one matches an instance of the other."""
+
+    step: int
+    levels: int
 
 
 def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
@@ -60,9 +70,9 @@ class InstanceWaits:
 
     def __init__(self, registry: NodeRegistry, steps: Sequence[PlanStep]) -> None:
         position_of = {step.id: position for position, step in enumerate(steps)}
-        self.needs: list[list[tuple[int, int]]] = [
+        self.needs: list[list[Need]] = [
             [
-                (position_of[dep], _levels(registry, step, steps[position_of[dep]]))
+                Need(position_of[dep], _levels(registry, step, steps[position_of[dep]]))
                 for dep in step.depends_on
                 if dep in position_of
             ]
@@ -81,6 +91,7 @@ class InstanceWaits:
         self._blocked: dict[_Instance, int] = {}
         self._ready: list[_Instance] = []
         self._newly_finished: list[int] = []
+        self._broken: dict[tuple[int, int, _Prefix], str] = {}
 
     def open(self, position: int, addresses: Sequence[Address]) -> None:
         """Record the instances of a step; each starts once its own prerequisites are done."""
@@ -148,6 +159,23 @@ class InstanceWaits:
         """The steps whose instances have all finished since the last call."""
         finished, self._newly_finished = self._newly_finished, []
         return finished
+
+    def mark_broken(self, position: int, address: Address, because: str) -> None:
+        """Record that an instance failed or was skipped (``because`` says which instance
+        failed); the first one recorded in a branch is the one its dependents name."""
+        for levels in self.levels[position]:
+            key = (position, levels, address.indices[:levels])
+            self._broken.setdefault(key, because)
+
+    def broken_dependency(self, position: int, address: Address) -> str | None:
+        """Why an instance must be skipped: what :meth:`mark_broken` recorded for an
+        instance it depends on, if any (looked up by branch, not by a scan of the
+        failures)."""
+        for dep, levels in self.needs[position]:
+            because = self._broken.get((dep, levels, address.indices[:levels]))
+            if because is not None:
+                return because
+        return None
 
     def deps_finished(self, position: int) -> bool:
         """Whether every step that ``position`` depends on has finished for all instances."""
