@@ -226,3 +226,16 @@ class ConversionError(LangTreeError, ValueError):
 
 class ExecutionError(LangTreeError, RuntimeError):
     """A run that failed."""
+
+
+def problems_error(problems: list[str], *, what: str, hint: str) -> ExecutionError:
+    """One ``ExecutionError`` for every problem of a call's arguments: the problem
+    itself when there is one, else how many ``what`` are wrong and each on its own line.
+
+    >>> str(problems_error(["a is wrong", "b is wrong"], what="settings", hint="fix them"))
+    '2 settings are wrong:\\n  - a is wrong\\n  - b is wrong\\n  hint: fix them'
+    """
+    if len(problems) == 1:
+        return ExecutionError(f"{problems[0]}\n  hint: {hint}")
+    listed = "".join(f"\n  - {problem}" for problem in problems)
+    return ExecutionError(f"{len(problems)} {what} are wrong:{listed}\n  hint: {hint}")

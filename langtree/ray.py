@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Unpack
 
-from langtree.errors import ExecutionError
+from langtree.errors import ExecutionError, problems_error
 from langtree.runtime.dataset import RowResult
 from langtree.runtime.rate_limit import RateBuckets, RateLimit
 from langtree.runtime.settings import RunOptions, RunSettings
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["SharedRateLimit", "run_on_ray"]
 
 _HINT = (
-    "\n  hint: e.g. run_on_ray(make_structure, rows, actors=4, batch_size=100, "
+    "e.g. run_on_ray(make_structure, rows, actors=4, batch_size=100, "
     "journal_dir='journals', rate_limit=RateLimit(requests_per_minute=500))"
 )
 
@@ -261,9 +261,7 @@ def _check(
     if "journal" in options:
         problems.append("journal is one file per shard on Ray: pass journal_dir, a folder")
     if problems:
-        listed = "".join(f"\n  - {problem}" for problem in problems)
-        head = problems[0] if len(problems) == 1 else f"{len(problems)} arguments are wrong:"
-        raise ExecutionError(f"{head}{listed if len(problems) > 1 else ''}{_HINT}")
+        raise problems_error(problems, what="arguments", hint=_HINT)
     RunSettings().updated(**options)
 
 

@@ -28,7 +28,7 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from langtree.errors import ExecutionError, LangTreeError
+from langtree.errors import LangTreeError, problems_error
 from langtree.runtime.failure import RunLimitError
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
@@ -101,12 +101,10 @@ def dataset_options(
     """
     problems = list(_problems(rows, ordered, rows_in_flight, skip, on_row))
     if problems:
-        listed = "\n".join(f"  - {problem}" for problem in problems)
-        head = problems[0] if len(problems) == 1 else f"{len(problems)} arguments are wrong:"
-        body = "" if len(problems) == 1 else f"\n{listed}"
-        raise ExecutionError(
-            f"{head}{body}\n  hint: e.g. run_many([{{TaskReview: {{...}}}}, ...], "
-            "ordered=False, rows_in_flight=64)"
+        raise problems_error(
+            problems,
+            what="arguments",
+            hint="e.g. run_many([{TaskReview: {...}}, ...], ordered=False, rows_in_flight=64)",
         )
     assert isinstance(rows_in_flight, int)
     assert isinstance(skip, Collection)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from langtree.dsl.hints import suggest
-from langtree.errors import ExecutionError
+from langtree.errors import ExecutionError, problems_error
 from langtree.runtime.cache import CacheSetting, cache_problems
 from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.retry import RetryPolicy
@@ -174,12 +174,11 @@ def _unknown_setting(name: str) -> str:
 
 
 def _settings_error(problems: list[str]) -> ExecutionError:
-    listed = "\n".join(f"  - {problem}" for problem in problems)
-    head = problems[0] if len(problems) == 1 else f"{len(problems)} run settings are wrong:"
-    body = "" if len(problems) == 1 else f"\n{listed}"
-    return ExecutionError(
-        f"{head}{body}\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
-        "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
+    return problems_error(
+        problems,
+        what="run settings",
+        hint="e.g. run(..., max_concurrency=8, call_timeout=60, "
+        "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))",
     )
 
 
