@@ -273,7 +273,14 @@ def start(tmp_path: Path, run: int, rows: Path, output: Path) -> subprocess.Pope
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell without job control starts background jobs with SIGINT ignored, and a
+        # child inherits that: give the command the Ctrl-C a terminal would.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Path) -> None:

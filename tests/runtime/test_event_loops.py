@@ -6,8 +6,10 @@ loop of its first call and fails on any other (or once that loop is closed).
 
 import _thread
 import asyncio
+import signal
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -117,12 +119,24 @@ def interrupt_after(seconds: float, moments: list[float]) -> None:
     threading.Timer(seconds, fire).start()
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Ctrl-C handled as Python handles it in a terminal, also where the shell that
+    started the tests ignores SIGINT (a background job without job control)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def started_after(model: FakeChatModel, calls_then: int) -> int:
     time.sleep(0.5)
     return len(model.calls) - calls_then
 
 
 @pytest.mark.parametrize("in_a_running_loop", [False, True], ids=["script", "notebook"])
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
     model = FakeChatModel(latency=0.2)
     structure = catalogue(model)
