@@ -310,3 +310,38 @@ def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Pa
     # again, the others are replayed from the journal or belong to rows already written.
     assert runs.count("1") < 1500
     assert 1500 <= len(runs) <= 1500 + 8
+
+
+def test_as_completed_writes_each_row_when_it_finishes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    models = tmp_path / "slow_first.py"
+    models.write_text(
+        textwrap.dedent(
+            """
+            import asyncio
+
+            from langtree import LLMProvider
+            from langtree.testing import FakeChatModel
+
+
+            async def reply(request):
+                await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
+                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+                        else "x") for name in request.fields}
+
+
+            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+            """
+        )
+    )
+    rows = write_rows(tmp_path / "rows.jsonl", 3)
+    arguments = (TARGET, "--input", str(rows), "--model", f"{models}:provider")
+
+    _, in_order, _ = run_cli(capsys, *arguments)
+    _, as_completed, _ = run_cli(capsys, *arguments, "--as-completed")
+
+    assert [json.loads(line)["row"] for line in in_order.splitlines()] == [0, 1, 2]
+    finished = [json.loads(line)["row"] for line in as_completed.splitlines()]
+    assert sorted(finished[:2]) == [1, 2]
+    assert finished[2] == 0

@@ -1,7 +1,8 @@
 """``langtree run TREE --input rows.jsonl [--output results.jsonl]``: a dataset run.
 
 Each line of the input is one row, in the format of a ``--input`` JSON file. Each result
-is one line of the output, written as soon as the row (and every row before it) is done:
+is one line of the output, written as soon as the row (and every row before it, unless
+``--as-completed``) is done:
 ``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}``; ``row`` counts the
 input's rows from 0 (blank lines are not rows). Running the same command again with the
 same ``--output`` skips the rows it already holds an output for and appends the others,
@@ -48,6 +49,7 @@ class RowsRun:
         task_name: The task whose values each row holds (empty: rows by task).
         variables: External prompt variables, the same for every row.
         options: The run settings.
+        ordered: Write the rows in input order (``False``: as they finish).
     """
 
     source: Path
@@ -55,6 +57,7 @@ class RowsRun:
     task_name: str
     variables: dict[str, object]
     options: RunOptions
+    ordered: bool = True
 
 
 def run_rows(structure: RunStructure, run: RowsRun) -> int:
@@ -70,6 +73,7 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     rows = structure.run_many(
         _rows(run.source, run.task_name),
         run.variables,
+        ordered=run.ordered,
         skip=written,
         on_row=progress.add,
         **run.options,

@@ -46,6 +46,12 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "standard output); running again skips the rows it holds, resuming the dataset",
     )
     command.add_argument(
+        "--as-completed",
+        action="store_true",
+        help="with a .jsonl input: write each row's result as soon as it finishes, not in "
+        "input order",
+    )
+    command.add_argument(
         "--model",
         metavar="NAME",
         help="'fake' (offline test model), or module:attribute naming an LLMProvider, a "
@@ -163,6 +169,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
             task_name=task_name,
             variables=variables,
             options=_run_options(arguments),
+            ordered=not arguments.as_completed,
         )
         return run_rows(structure, source)
     if arguments.output is not None:
