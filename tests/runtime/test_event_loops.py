@@ -6,10 +6,8 @@ loop of its first call and fails on any other (or once that loop is closed).
 
 import _thread
 import asyncio
-import signal
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -117,17 +115,6 @@ def interrupt_after(seconds: float, moments: list[float]) -> None:
         _thread.interrupt_main()
 
     threading.Timer(seconds, fire).start()
-
-
-@pytest.fixture
-def python_sigint() -> Iterator[None]:
-    """Ctrl-C handled as Python handles it in a terminal, also where the shell that
-    started the tests ignores SIGINT (a background job without job control)."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def started_after(model: FakeChatModel, calls_then: int) -> int:

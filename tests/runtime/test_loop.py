@@ -36,13 +36,6 @@ def sigint_main_thread() -> None:
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
 
-def require_python_sigint_handler() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("Ctrl-C reaches only the main thread")
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT does not raise KeyboardInterrupt in this process")
-
-
 # The problem: a bound client across loops.
 
 
@@ -215,8 +208,8 @@ def test_run_sync_on_langtree_loop_raises_instead_of_waiting_for_itself() -> Non
         ),
     ],
 )
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_cancels_the_run_and_stops_its_calls(interrupt: Callable[[], None]) -> None:
-    require_python_sigint_handler()
     calls = 0
     cancelled = threading.Event()
     interrupted_at: list[float] = []
@@ -245,8 +238,8 @@ def test_ctrl_c_cancels_the_run_and_stops_its_calls(interrupt: Callable[[], None
     assert calls == calls_then
 
 
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_waits_about_a_second_for_a_task_that_ignores_cancellation() -> None:
-    require_python_sigint_handler()
     release = threading.Event()
     interrupted_at: list[float] = []
 
