@@ -404,6 +404,7 @@ class _Run:
                 prompt_text=prompt.text,
                 attempt=len(attempts) if step.resample > 1 else (last.attempt if last else 1),
                 sample=step.resample,
+                replayed=all(record.replayed for record in attempts if record.error is None),
             )
 
     def _aggregated(

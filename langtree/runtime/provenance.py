@@ -61,6 +61,8 @@ class ProvenanceRecord:
         attempt: The attempt whose output was accepted (steps only; for a resampled step
             the number of calls made).
         sample: How many samples the value aggregates (steps only; 1: not resampled).
+        replayed: Whether the step's accepted answers came from the run's journal or
+            response cache, not from a model call of this run (steps only).
         command: The command's text as written (mappings only).
         source: The mapping's source path, e.g. ``sections.summary`` (mappings only).
         location: Where the command is written: ``Class.field``, or ``Class`` for its
@@ -76,6 +78,7 @@ class ProvenanceRecord:
     prompt_sha256: str | None = None
     attempt: int | None = None
     sample: int | None = None
+    replayed: bool | None = None
     command: str | None = None
     source: str | None = None
     location: str | None = None
@@ -94,6 +97,7 @@ class ProvenanceRecord:
             "prompt_sha256",
             "attempt",
             "sample",
+            "replayed",
             "command",
             "source",
             "location",
@@ -156,6 +160,7 @@ class ProvenanceLog:
         prompt_text: str,
         attempt: int,
         sample: int,
+        replayed: bool = False,
     ) -> None:
         """Record the fields a step wrote into an instance."""
         node = self.registry.get(address.tag)
@@ -176,6 +181,7 @@ class ProvenanceLog:
                 prompt_sha256=digest,
                 attempt=attempt,
                 sample=sample,
+                replayed=replayed,
             )
 
     def snapshot(

@@ -210,7 +210,8 @@ class RunResult:
         return values
 
     def provenance(self, path: str) -> tuple[ProvenanceRecord, ...]:
-        """What wrote the value at a field path, in write order; the last write wins.
+        """What wrote the value at a field path, newest first: the first record wrote
+        the value the result holds, the others are the history it replaced.
 
         ``path`` is an instance path as ``langtree.prompts.state.instance_text`` prints it,
         a dot and the field, one ``[i]`` per list level:
@@ -222,7 +223,7 @@ class RunResult:
             UnknownPathError: (a ``KeyError``) Nothing was written at ``path``; the
                 message names close paths.
         """
-        found = tuple(record for record in self.provenance_records if record.path == path)
+        found = tuple(record for record in reversed(self.provenance_records) if record.path == path)
         if not found:
             known = list(dict.fromkeys(record.path for record in self.provenance_records))
             raise UnknownPathError(path, known)

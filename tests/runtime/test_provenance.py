@@ -1,11 +1,15 @@
-"""Provenance (DESIGN D14): every value of a run records what wrote it, in write order."""
+"""Provenance (DESIGN D14): every value of a run records what wrote it, append-only;
+a field's history reads newest first."""
 
 import hashlib
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from pydantic import Field
 
+from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.runtime import RunResult
 from langtree.runtime.provenance import UnknownPathError
 from langtree.testing import FakeChatModel
@@ -36,6 +40,7 @@ def test_a_step_written_field_records_the_step_model_and_prompt_hash(
         record.attempt,
         record.sample,
         record.prompt_sha256,
+        record.replayed,
         record.command,
     ) == (
         "step",
@@ -45,6 +50,7 @@ def test_a_step_written_field_records_the_step_model_and_prompt_hash(
         1,
         1,
         hashlib.sha256(call.text.encode()).hexdigest(),
+        False,
         None,
     )
     assert record.at.tzinfo is UTC
@@ -55,7 +61,7 @@ def test_a_mapping_written_field_records_the_command_and_source(
     run: tuple[RunResult, FakeChatModel],
 ) -> None:
     result, _ = run
-    record = result.provenance(SECTION_SUMMARIES)[-1]
+    record = result.provenance(SECTION_SUMMARIES)[0]
 
     assert (record.kind, record.source, record.location, record.step_id) == (
         "mapping",
@@ -80,14 +86,13 @@ def test_an_input_field_records_the_input(run: tuple[RunResult, FakeChatModel]) 
     ] == [("input", "Costs rose.")]
 
 
-def test_a_field_written_twice_keeps_its_history_and_the_last_write_wins(
+def test_a_field_written_twice_keeps_its_history_newest_first(
     run: tuple[RunResult, FakeChatModel],
 ) -> None:
     result, _ = run
     history = result.provenance(SECTION_SUMMARIES)
 
     assert [(r.kind, r.value) for r in history] == [
-        ("default", []),
         (
             "mapping",
             [
@@ -95,9 +100,10 @@ def test_a_field_written_twice_keeps_its_history_and_the_last_write_wins(
                 "summary of task.summarize_report.sections[1]",
             ],
         ),
+        ("default", []),
     ]
-    assert history[0].at <= history[1].at
-    assert history[-1].value == result[report_digest.TaskWriteDigest].section_summaries
+    assert history[0].at >= history[1].at
+    assert history[0].value == result[report_digest.TaskWriteDigest].section_summaries
 
 
 def test_every_write_is_recorded_in_write_order(run: tuple[RunResult, FakeChatModel]) -> None:
@@ -145,3 +151,27 @@ def test_an_unknown_path_is_a_key_error_naming_close_paths(
         "'task.summarize_report.sections[1].summary', "
         "'task.summarize_report.sections[0].summary'?"
     )
+
+
+def test_a_step_replayed_from_the_journal_says_so(tmp_path: Path) -> None:
+    journal = tmp_path / "run.sqlite"
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(responder=summaries)}))
+    structure.add(TaskResumed)
+    first = structure.run(RESUMED, journal=journal)
+    again = structure.run(RESUMED, journal=journal)
+
+    assert [r.replayed for r in first.provenance("task.resumed.summary")] == [False]
+    assert [r.replayed for r in again.provenance("task.resumed.summary")] == [True]
+    (written,) = [r for r in json.loads(again.to_json())["provenance"] if r["kind"] == "step"]
+    assert written["replayed"] is True
+    assert [r.replayed for r in again.provenance("task.resumed.text")] == [None]
+
+
+class TaskResumed(TreeNode):
+    """Summarise the text."""
+
+    text: str = Field(description="The text.")
+    summary: str = Field(description="One sentence.")
+
+
+RESUMED = {TaskResumed: {"text": "Costs rose."}}
