@@ -76,7 +76,8 @@ class VariableMapping:
     """One ``target=source`` pair inside ``@{{...}}``.
 
     ``source_path`` is ``None`` for an implicit mapping (``{{outputs.summary}}``) and
-    ``"*"`` for the wildcard (the whole current node).
+    ``"*"`` for the wildcard (the whole current node); it keeps the pluck operators of a
+    pluck path as written (``items.*.id``; :func:`langtree.dsl.paths.split_plucks`).
     """
 
     target_path: str

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from langtree.dsl.commands import Span, VariableMapping
+from langtree.dsl.paths import PLUCK_OPERATORS
 from langtree.dsl.tokenizer import Token, Tokenizer
 
-__all__ = ["parse_mapping_block", "parse_path"]
+__all__ = ["parse_mapping_block", "parse_path", "parse_source_path"]
 
 _PATH_EXAMPLES = {
     "destination": "'task.analyzer'",
@@ -16,20 +17,44 @@ _PATH_EXAMPLES = {
     "source": "'sections.title'",
     "field": "'rating'",
 }
+_PLUCK_FORMS = (
+    "use '.*.' (every value, None where one is missing), '.**.' (the values present) "
+    "or '.***.' (every value present, all of one type)"
+)
 
 
 def parse_path(tokens: Tokenizer, *, what: str) -> tuple[str, Span]:
     """path ::= identifier ("." identifier)*   (no whitespace around dots)"""
     start = tokens.position
+    path = _parse_dotted(tokens, what, start)
+    if tokens.check("DOT"):
+        _fail_pluck_outside_source(tokens, what)
+    return path, tokens.span(start, tokens.position)
+
+
+def parse_source_path(tokens: Tokenizer) -> str:
+    """source_path ::= path ("." pluck "." path)*   pluck ::= "*" | "**" | "***" """
+    start = tokens.position
+    path = _parse_dotted(tokens, "source", start)
+    while tokens.check("DOT"):
+        path += _parse_pluck(tokens, path)
+        path += _parse_dotted(tokens, "source", start, before=path)
+    return path
+
+
+def _parse_dotted(tokens: Tokenizer, what: str, start: int, *, before: str = "") -> str:
+    """Dotted names, stopping before a '.' that a pluck operator ('*') follows.
+
+    ``before`` is what the path holds already (up to a pluck), for messages."""
     example = _PATH_EXAMPLES[what]
     path = tokens.expect(
         "PATH", f"Expected a {what} path", hint=f"write a dotted path such as {example}"
     ).text
     if tokens.space_then("DOT"):
         _fail_space_around_dot(tokens, start)
-    if tokens.check("DOT"):
+    if tokens.check("DOT") and not tokens.source.startswith(".*", tokens.position):
         dot = tokens.consume("DOT")
-        if tokens.space_then("IDENT"):
+        if tokens.space_then("IDENT") or tokens.space_then("STAR"):
             _fail_space_around_dot(tokens, start)
         if tokens.check("NUMBER") or tokens.source[tokens.position : tokens.position + 1].isdigit():
             word = tokens.next_word()
@@ -40,18 +65,74 @@ def parse_path(tokens: Tokenizer, *, what: str) -> tuple[str, Span]:
                 end=word.end,
             )
         tokens.fail(
-            f"Empty path component after {path + '.'!r}",
+            f"Empty path component after {before + path + '.'!r}",
             hint=f"name a field after '.', or remove the trailing '.' (e.g. {example})",
             start=dot.start,
             end=dot.end,
         )
-    return path, tokens.span(start, tokens.position)
+    return path
+
+
+def _parse_pluck(tokens: Tokenizer, before: str) -> str:
+    """pluck_step ::= "." ("*" | "**" | "***") "."   (then the field names to pluck)"""
+    dot = tokens.consume("DOT")
+    stars = tokens.consume("STARS")
+    if len(stars.text) > len(PLUCK_OPERATORS):
+        tokens.fail(
+            f"Unknown pluck operator {'.' + stars.text + '.'!r}",
+            hint=_PLUCK_FORMS,
+            start=dot.start,
+            end=stars.end + 1,
+        )
+    written = f"{before}.{stars.text}"
+    if tokens.check("DOT"):
+        tokens.consume("DOT")
+        written += "."
+    if tokens.at_space():
+        tokens.fail(
+            "Space around '.' not allowed - use 'document.sections' not 'document . sections'",
+            hint=f"write the pluck with no spaces, e.g. '{before}.{stars.text}.id'",
+            start=dot.start,
+            end=tokens.position + 1,
+        )
+    if not written.endswith(".") or not tokens.check("IDENT"):
+        tokens.fail(
+            f"Expected a field name to pluck after {written!r}",
+            hint=f"name the field to take from each element, e.g. '{before}.{stars.text}.id'",
+            start=dot.start,
+            end=tokens.position,
+        )
+    return f".{stars.text}."
+
+
+def _fail_pluck_outside_source(tokens: Tokenizer, what: str) -> None:
+    """A pluck operator after a target, destination or inclusion path."""
+    start = tokens.position
+    end = start + 1
+    while tokens.source.startswith("*", end):
+        end += 1
+    operator = "." + tokens.source[start + 1 : end] + "."
+    hint = (
+        "pluck on the right of '=', e.g. 'value.ids=items.*.id'"
+        if what == "target"
+        else "name the list itself here, and pluck in a mapping's source, "
+        "e.g. '@{{value.ids=items.*.id}}'"
+    )
+    article = "an" if what[0] in "aeiou" else "a"
+    tokens.fail(
+        f"Pluck operator {operator!r} can only stand in a mapping's source, "
+        f"not in {article} {what} path",
+        hint=hint,
+        start=start,
+        end=end + 1,
+    )
 
 
 def _fail_space_around_dot(tokens: Tokenizer, start: int) -> None:
     end = tokens.position
-    while tokens.check("SPACE") or tokens.check("DOT") or tokens.check("IDENT"):
-        tokens.consume(next(name for name in ("SPACE", "DOT", "IDENT") if tokens.check(name)))
+    parts = ("SPACE", "DOT", "IDENT", "STARS")
+    while any(tokens.check(name) for name in parts):
+        tokens.consume(next(name for name in parts if tokens.check(name)))
     written = tokens.source[start : tokens.position]
     tokens.fail(
         "Space around '.' not allowed - use 'document.sections' not 'document . sections'",
@@ -145,9 +226,16 @@ def _parse_mapping(tokens: Tokenizer, command: str) -> VariableMapping:
 
 
 def _parse_source(tokens: Tokenizer, command: str, equals: Token) -> str:
-    """source ::= path | "*" """
+    """source ::= source_path | "*" """
     if tokens.check("STAR"):
         star = tokens.consume("STAR")
+        if tokens.check("STAR") or tokens.check("DOT"):
+            tokens.fail(
+                "A source path cannot start with a pluck operator",
+                hint="name the list to pluck from first, e.g. 'items.*.id'",
+                start=star.start,
+                end=tokens.position + 1,
+            )
         if command == "@each":
             tokens.fail(
                 "@each commands cannot use wildcard (*) in variable mappings",
@@ -162,7 +250,7 @@ def _parse_source(tokens: Tokenizer, command: str, equals: Token) -> str:
             hint="write the source after '=', e.g. 'prompt.context=summary'",
             start=equals.start,
         )
-    return parse_path(tokens, what="source")[0]
+    return parse_source_path(tokens)
 
 
 def _check_mapping_kinds(tokens: Tokenizer, mappings: list[VariableMapping]) -> None:

@@ -34,6 +34,7 @@ RULES: dict[str, re.Pattern[str]] = {
     "COMMA": re.compile(r","),
     "EQUALS": re.compile(r"="),
     "STAR": re.compile(r"\*"),
+    "STARS": re.compile(r"\*+"),
     "COMMENT": re.compile(r"#[^\r\n]*"),
     "STRING": re.compile(r""""(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*'"""),
     "NUMBER": re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.])"),

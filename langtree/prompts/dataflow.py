@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterator
+from dataclasses import replace
 
+from langtree.errors import ExecutionError
+from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, Output, RunState, copied
 from langtree.prompts.values import Pending
 from langtree.prompts.writing import is_absolute, write_values
@@ -93,7 +96,7 @@ def _apply_at(
     iterations = _iterations(flow, values)
     for mapping_flow in mappings:
         sent = [
-            (indices, _source_value(flow, mapping_flow, element, values))
+            (indices, _source_value(flow, mapping_flow, element, values, indices))
             for indices, element in iterations
         ]
         if mapping_flow.scope != "value":
@@ -142,14 +145,47 @@ def _child(value: object, name: str) -> object:
 
 
 def _source_value(
-    flow: Flow, mapping_flow: MappingFlow, element: object, values: dict[str, object]
+    flow: Flow,
+    mapping_flow: MappingFlow,
+    element: object,
+    values: dict[str, object],
+    indices: _Indices,
 ) -> object:
     source = mapping_flow.source
     if source is None:
         return values
     consumed = len(flow.inclusion.fields) if flow.inclusion else 0
     start = element if flow.inclusion else values
-    return _follow(start, source.fields[consumed:])
+    if not mapping_flow.plucks:
+        return _follow(start, source.fields[consumed:])
+    plucks = tuple(replace(pluck, after=pluck.after - consumed) for pluck in mapping_flow.plucks)
+    return pluck_values(
+        start,
+        source.fields[consumed:],
+        plucks,
+        where=_iteration_path(flow, indices),
+        fail=functools.partial(_pluck_error, flow, mapping_flow),
+    )
+
+
+def _iteration_path(flow: Flow, indices: _Indices) -> str:
+    """Where an iteration's element stands, for messages: ``'sections[2].'``."""
+    if flow.inclusion is None:
+        return ""
+    parts, remaining = [], list(indices)
+    for node_field in flow.inclusion.fields:
+        levels = remaining[: node_field.shape.list_depth]
+        del remaining[: node_field.shape.list_depth]
+        parts.append(node_field.name + "".join(f"[{index}]" for index in levels))
+    return ".".join(parts) + "."
+
+
+def _pluck_error(flow: Flow, mapping_flow: MappingFlow, message: str, hint: str) -> ExecutionError:
+    source = mapping_flow.mapping.resolved_source_path
+    diagnostic = flow.command.diagnostic(
+        f"Pluck {source!r} {message}", hint=hint, span=mapping_flow.mapping.span
+    )
+    return ExecutionError(diagnostic.render().removeprefix("error: "))
 
 
 def _follow(value: object, fields: tuple[NodeField, ...]) -> object:

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
-from langtree.dsl.paths import SCOPES, split_scope
+from langtree.dsl.paths import SCOPES, Pluck, split_plucks, split_scope
 from langtree.errors import Diagnostic
 from langtree.structure.annotations import sequence_kind, strip_optional
+from langtree.structure.plucks import pluck_problem, unplucked_list
 from langtree.structure.registry import NodeRegistry, PathProblem, ResolvedPath
 from langtree.structure.tree import Node, NodeCommand, NodeField
 from langtree.structure.tree_node import display_name
@@ -40,6 +41,8 @@ class MappingFlow:
         source: The source path resolved from the command's node (``None`` for ``*``).
         target: The target field resolved from the destination (``value`` scope only).
         target_levels: List levels from the command's node down to the target field.
+        plucks: The source's pluck operators (``items.*.id``); ``source`` is then the
+            path without them (``items.id``).
     """
 
     mapping: VariableMapping
@@ -48,6 +51,7 @@ class MappingFlow:
     source: ResolvedPath | None
     target: ResolvedPath | None
     target_levels: int = 0
+    plucks: tuple[Pluck, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,6 +240,7 @@ class _Resolver:
                     source=None if source is False else source,
                     target=target.target,
                     target_levels=target.levels,
+                    plucks=() if mapping.is_wildcard else _plucks_of(mapping),
                 )
                 yield flow, source is not False
 
@@ -246,17 +251,44 @@ class _Resolver:
         wrong are not resolved, as that would report the same problem again."""
         if mapping.is_wildcard:
             return None
-        path = mapping.resolved_source_path
+        path, plucks = split_plucks(mapping.resolved_source_path)
+        consumed = 0
         if isinstance(self.command, EachCommand):
             scope_path = self._inclusion_path()
             if scope_path is not None and not self._within_iteration(path, scope_path, mapping):
                 return False
             if not iterated:
                 return False
-        elif not self._all_source_allowed(path, mapping):
+            consumed = len(inclusion.fields) if inclusion else 0
+        elif not self._all_source_allowed(_before_plucks(path, plucks), mapping):
+            return False
+        if plucks and not self._plucks_fit(path, plucks, mapping, consumed):
             return False
         resolved = self._resolve(path, self.node, mapping=mapping, relative=True)
+        if resolved is not None and plucks:
+            problem = unplucked_list(resolved, plucks, mapping.resolved_source_path, consumed)
+            if problem is not None:
+                self.error(*problem, mapping)
+                return False
         return resolved if resolved is not None else False
+
+    def _plucks_fit(
+        self, path: str, plucks: tuple[Pluck, ...], mapping: VariableMapping, consumed: int
+    ) -> bool:
+        """Whether every pluck reads a list of nodes that has the field plucked."""
+        names = path.split(".")
+        for pluck in plucks:
+            base = self._resolve(
+                ".".join(names[: pluck.after]), self.node, mapping=mapping, relative=True
+            )
+            if base is None:
+                return False
+            source = mapping.resolved_source_path
+            problem = pluck_problem(base, pluck, source, names, consumed)
+            if problem is not None:
+                self.error(*problem, mapping)
+                return False
+        return True
 
     def _within_iteration(self, path: str, scope_path: str, mapping: VariableMapping) -> bool:
         if path == scope_path or path.startswith(scope_path + "."):
@@ -404,6 +436,15 @@ class _Resolver:
                 "e.g. 'value.items=...' where items is a list",
             )
         return {id(m) for m in deeper}
+
+
+def _plucks_of(mapping: VariableMapping) -> tuple[Pluck, ...]:
+    return split_plucks(mapping.resolved_source_path)[1]
+
+
+def _before_plucks(path: str, plucks: tuple[Pluck, ...]) -> str:
+    """The path up to its first pluck (the list that ``@all`` sends, plucked)."""
+    return ".".join(path.split(".")[: plucks[0].after]) if plucks else path
 
 
 def _crossed_levels(mapping_flow: MappingFlow) -> int:

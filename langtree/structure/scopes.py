@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from langtree.dsl.commands import AllCommand, EachCommand, Span
+from langtree.dsl.paths import PLUCK_OPERATORS
 from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import FieldKey, NodeRegistry
@@ -43,7 +44,7 @@ def _path_warnings(
     node_command: NodeCommand, command: EachCommand | AllCommand
 ) -> Iterator[Diagnostic]:
     for path, span in _paths(command):
-        parts = path.split(".")
+        parts = [part for part in path.split(".") if part not in PLUCK_OPERATORS]
         short = [part for part in parts if len(part) == 1]
         if short:
             yield node_command.diagnostic(

@@ -473,6 +473,35 @@ def test_each_source_crossing_a_list_beyond_the_iteration_sends_a_list() -> None
     ]
 
 
+# --- @all into a list field --------------------------------------------------------------
+
+
+class TaskNumberSource(TreeNode):
+    numbers: list[int] = Field(description="! @all->task.number_sink@{{value.counts=numbers}}")
+    labels: list[str] = Field(description="! @all->task.number_sink@{{value.totals=labels}}")
+
+
+class TaskNumberSink(TreeNode):
+    counts: list[int]
+    totals: list[int]
+
+
+def test_all_writes_a_list_field_whole_and_checks_it_whole() -> None:
+    assert problems(TaskNumberSource, TaskNumberSink) == [
+        (
+            "error",
+            mapping(
+                "task.number_source.labels (list[str])",
+                "task.number_sink.totals (list[int])",
+                "lossy",
+                "not allowed",
+                "strict",
+            ),
+            PERMISSIVE_HINT,
+        )
+    ]
+
+
 # --- Other targets ---------------------------------------------------------------------
 
 
