@@ -19,6 +19,7 @@ from langtree.runtime.rate_limit import RateLimit
 from langtree.runtime.result import RunResult
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
+from langtree.structure.assets import Asset
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
@@ -28,6 +29,7 @@ except PackageNotFoundError:  # imported from a source tree that is not installe
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "Asset",
     "CommandParseError",
     "CommandTextTypeError",
     "ExecutionError",

@@ -97,6 +97,12 @@ EXPECTED = {
             ("TaskTakeMinutes", "{company} is an external variable: supply it at run time"),
         ],
     ),
+    "product_photo": Expected(
+        prompts=[
+            ("task.describe_product:colour", "task.describe_product"),
+            ("task.describe_product:description", "task.describe_product"),
+        ],
+    ),
     "report_digest": Expected(
         prompts=[
             ("task.summarize_report.sections:summary", "task.summarize_report.sections[0]"),

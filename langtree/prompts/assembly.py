@@ -23,9 +23,11 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from langtree.prompts.attachments import AssetCollector, with_assets
 from langtree.prompts.markdown import heading, heading_level_before, join_blocks, shift_headings
 from langtree.prompts.state import Address, RunState, known_defaults
 from langtree.prompts.values import render_value
+from langtree.structure.assets import Asset
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField, title_from_name
 
@@ -75,12 +77,15 @@ class StepDocument:
             (``prompt__<path>__<name>``; ``prompt__external__<name>`` at the root).
         missing: External variables that the root task's texts use and nothing supplies.
         context: The entries of the context, in the order shown.
+        assets: The assets the text shows as placeholders, in the order of their
+            numbers (see :mod:`langtree.prompts.attachments`).
     """
 
     text: str
     variables: dict[str, object]
     missing: frozenset[str] = frozenset()
     context: tuple[ContextEntry, ...] = ()
+    assets: tuple[Asset, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +116,7 @@ class _Resolver:
         self.prompt_names = prompt_names
         self.used: dict[str, object] = {}
         self.missing: set[str] = set()
+        self.assets = AssetCollector()
 
     def substitute(self, text: str, chain: _Chain, *, context: str = "") -> list[str]:
         """``text`` of the node ``chain[-1]`` with its variables resolved: one part, or the
@@ -144,7 +150,7 @@ class _Resolver:
         if value is _UNKNOWN:
             return "{" + name + "}"
         self.used[key] = value
-        return render_value(value)
+        return render_value(self.assets.swap(value))
 
     def _lookup(self, name: str, chain: _Chain) -> tuple[str, object]:
         level = chain[-1]
@@ -200,7 +206,11 @@ def assemble(
             only its other fields as things to write.
     """
     levels = tuple(
-        _Level(node=node, address=level_address, values=state.view(level_address) or {})
+        _Level(
+            node=node,
+            address=level_address,
+            values=with_assets(node, state.view(level_address) or {}),
+        )
         for node, level_address in _path(registry, state, address)
     )
     resolver = _Resolver(state, external, prompt_names or {})
@@ -208,12 +218,14 @@ def assemble(
     renderer = _Renderer(registry, resolver, levels, fields, known or {}, context)
     body = join_blocks(*_blocks(renderer.level(0, 1, titled=True)))
     if renderer.context_depth is None and context:
-        body = join_blocks(body, heading(1, "Context"), _context_text(context, 2))
+        context_text = _context_text(context, 2, resolver.assets)
+        body = join_blocks(body, heading(1, "Context"), context_text)
     return StepDocument(
         text=_tidy(body),
         variables=resolver.used,
         missing=frozenset(resolver.missing),
         context=tuple(context),
+        assets=tuple(resolver.assets.assets),
     )
 
 
@@ -311,7 +323,7 @@ class _Renderer:
         context = ""
         if depth is not None and depth == self.context_depth:
             level = _level_at(shifted, _CONTEXT, title_level) + 1
-            context = _context_text(self.context, level)
+            context = _context_text(self.context, level, self.resolver.assets)
         parts = self.resolver.substitute(shifted, chain, context=context)
         if len(parts) == 1:
             return [parts[0], *below(title_level + 1)]
@@ -388,10 +400,10 @@ def _context(state: RunState, level: _Level, fields: tuple[str, ...]) -> list[Co
     return entries
 
 
-def _context_text(entries: list[ContextEntry], level_number: int) -> str:
+def _context_text(entries: list[ContextEntry], level_number: int, assets: AssetCollector) -> str:
     return join_blocks(
         *(
-            join_blocks(heading(level_number, entry.title), render_value(entry.value))
+            join_blocks(heading(level_number, entry.title), render_value(assets.swap(entry.value)))
             for entry in entries
         )
     )

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from langtree.errors import ExecutionError
 from langtree.prompts.assembly import assemble
+from langtree.prompts.attachments import asset_tokens, content_blocks
 from langtree.prompts.dataflow import EXTERNAL
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState, instance_text
@@ -22,6 +23,7 @@ from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import count_tokens
 from langtree.prompts.values import check_unicode
 from langtree.structure.analysis import Analysis, prompt_variable_names
+from langtree.structure.assets import Asset
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
@@ -45,14 +47,19 @@ class StepPrompt:
         node_path: The node instance, e.g. ``task.report.sections[0]`` (``[*]`` where
             the elements are not known before the run).
         fields: The fields the call generates.
-        messages: The LangChain messages (system, then human).
-        text: All messages' content, joined by a blank line.
-        token_count: Tokens in ``text``, counted with ``encoding``.
+        messages: The LangChain messages (system, then human). With assets, the human
+            message's content is a list: a text block, then one content block per asset
+            (see :mod:`langtree.prompts.attachments`).
+        text: All messages' text, joined by a blank line (assets appear as their
+            placeholders, ``[image 1: Front view]``).
+        token_count: Tokens in ``text``, counted with ``encoding``, plus an estimate per
+            asset (:data:`~langtree.prompts.attachments.ASSET_TOKENS`).
         encoding: The tiktoken encoding used (see :mod:`langtree.prompts.tokens`).
         model: The model key the step uses (``None``: the provider's default).
         variables: Runtime variables by internal name (``prompt__<path>__<name>``).
         token_budget: The most tokens the step's model may receive, when configured
             (``RunStructure({"token_budget": ...})``).
+        assets: The assets sent with the human message, in the order of their numbers.
     """
 
     step_id: str
@@ -65,6 +72,7 @@ class StepPrompt:
     model: str | None
     variables: Mapping[str, object]
     token_budget: int | None = None
+    assets: tuple[Asset, ...] = ()
 
     @property
     def over_budget(self) -> bool:
@@ -183,7 +191,9 @@ class PromptBuilder:
                 "step_id": step.id,
             }
         )
-        text = "\n\n".join(str(message.content) for message in messages)
+        if document.assets:
+            messages = _with_blocks(messages, document.assets)
+        text = "\n\n".join(message.text for message in messages)
         count = count_tokens(text, self.model_names.get(step.model, step.model))
         return StepPrompt(
             step_id=step.id,
@@ -191,10 +201,11 @@ class PromptBuilder:
             fields=step.fields,
             messages=messages,
             text=text,
-            token_count=count.count,
+            token_count=count.count + asset_tokens(document.assets),
             encoding=count.encoding,
             model=step.model,
             variables=document.variables,
+            assets=document.assets,
         )
 
     def check_missing(self) -> None:
@@ -214,6 +225,17 @@ class PromptBuilder:
             f"{', '.join(repr(tag) for tag in tasks)} use them and nothing supplies them\n"
             f"  hint: pass variables={{{example}}} to prompts() or run()"
         )
+
+
+def _with_blocks(
+    messages: tuple[BaseMessage, ...], assets: tuple[Asset, ...]
+) -> tuple[BaseMessage, ...]:
+    """The messages with the assets' content blocks after the last human message's text."""
+    at = max(i for i, message in enumerate(messages) if isinstance(message, HumanMessage))
+    human = messages[at]
+    content = [{"type": "text", "text": human.text}, *content_blocks(assets)]
+    updated = human.model_copy(update={"content": content})
+    return (*messages[:at], updated, *messages[at + 1 :])
 
 
 def _external_values(state: RunState) -> dict[str, object]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
+from langtree.structure.assets import Asset
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
@@ -280,7 +281,10 @@ def _copied_level(value: object) -> object:
 
 
 def _plain_level(value: object) -> object:
-    """One level of ``value`` as plain data (see :func:`~langtree.prompts.values.rebuild`)."""
+    """One level of ``value`` as plain data (see :func:`~langtree.prompts.values.rebuild`);
+    an asset stays one (a frozen value, shown in prompts as a placeholder)."""
+    if isinstance(value, Asset):
+        return value
     if isinstance(value, BaseModel):
         names = value.model_fields_set if isinstance(value, TreeNode) else type(value).model_fields
         return {name: getattr(value, name) for name in names}

@@ -44,6 +44,8 @@ from langchain_core.runnables.config import (
 from langchain_core.runnables.utils import coro_with_context
 from pydantic import BaseModel, ValidationError
 
+from langtree.errors import ExecutionError
+from langtree.prompts.attachments import unsupported_assets
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
 from langtree.runtime.call_key import call_key
@@ -232,6 +234,8 @@ class StepCall:
             from and recorded in (see ``langtree.runtime.answer_files``).
         identity: What every call of the step shares in its key (the model, the schema
             and the method; see ``langtree.runtime.call_key``).
+        profile: The chat model's profile (``BaseChatModel.profile``), when it has one:
+            a prompt with assets of a kind it says the model lacks is never sent.
     """
 
     binding: StructuredBinding
@@ -242,6 +246,7 @@ class StepCall:
     context: CallContext
     answer_files: tuple[Journal, ...] = ()
     identity: str = ""
+    profile: Mapping[str, object] | None = None
 
     async def generate(self, prompt: StepPrompt, *, sample: int = 1) -> Generated:
         """Call until the output validates or a failure's budget is spent.
@@ -291,6 +296,19 @@ class StepCall:
                 waited = self._backoff(spent["transient"], tried.error)
                 await asyncio.sleep(waited)
 
+    def _check_assets(self, prompt: StepPrompt) -> None:
+        """Refuse, before the call, assets the model's profile says it cannot take.
+
+        Raises:
+            ExecutionError: Naming the asset and the model (a permanent failure).
+        """
+        problem = unsupported_assets(prompt.assets, self.profile)
+        if problem is not None:
+            raise ExecutionError(
+                f"Model {self.model!r} cannot take the assets of {prompt.node_path}: "
+                f"{problem}; give the step a model that reads them (llm(...))"
+            )
+
     def _messages(self, prompt: StepPrompt) -> tuple[BaseMessage, ...]:
         if self.binding.instructions is None:
             return prompt.messages
@@ -336,6 +354,7 @@ class StepCall:
         self._admit(prompt)
         started = time.perf_counter()
         try:
+            self._check_assets(prompt)
             reading = await self._ask(list(call.messages), config)
         except asyncio.CancelledError:
             meter.settle(prompt.token_count, None)

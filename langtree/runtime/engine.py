@@ -26,8 +26,11 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
@@ -39,7 +42,7 @@ from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.known_parts import KnownParts
-from langtree.runtime.methods import bind_structured
+from langtree.runtime.methods import bind_structured, primary_chat_model
 from langtree.runtime.outcome import run_result
 from langtree.runtime.precheck import missing_external_variables
 from langtree.runtime.provenance import ProvenanceLog
@@ -120,6 +123,13 @@ async def execute(
     finally:
         run.close_files()
     return run.result(stopped=False)
+
+
+def _profile(model: Runnable[Any, Any]) -> Mapping[str, object] | None:
+    """The model's profile (what it takes and produces), when the chat model has one."""
+    chat_model = primary_chat_model(model)
+    profile = chat_model.profile if chat_model is not None else None
+    return dict(profile) if profile else None
 
 
 def _observed() -> bool:
@@ -247,6 +257,7 @@ class _Run:
             context=self.context,
             answer_files=files,
             identity=step_identity(key, model, schema, config.method) if files else "",
+            profile=_profile(model),
         )
 
     def close_files(self) -> None:

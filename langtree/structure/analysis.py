@@ -11,6 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
+from langtree.structure.assets import check_assets
 from langtree.structure.config import StructureConfig
 from langtree.structure.flows import Flow, resolve_flows
 from langtree.structure.known import KnownFields, known_fields
@@ -19,7 +20,7 @@ from langtree.structure.plan import ExecutionPlan, build_plan
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.scopes import check_scopes
 from langtree.structure.settings import NodeSettings, compute_settings
-from langtree.structure.steps import draft_steps
+from langtree.structure.steps import StepDraft, draft_steps
 from langtree.structure.stray_commands import check_stray_commands
 from langtree.structure.unicode_texts import check_unicode_texts
 from langtree.structure.value_types import check_value_types
@@ -107,8 +108,17 @@ def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) ->
     drafts = draft_steps(registry, known, analysis.settings)
     plan, plan_diagnostics = build_plan(registry, drafts, flows, prompt_variable_names(flows))
     plan_diagnostics += check_whole_nodes(registry, drafts)
+    plan_diagnostics += check_assets(registry, _generated_by_node(drafts))
     diagnostics = sorted(set(analysis.checks + tuple(plan_diagnostics)), key=lambda d: d.sort_key)
     return replace(analysis, plan=plan, diagnostics=tuple(diagnostics))
+
+
+def _generated_by_node(drafts: list[StepDraft]) -> dict[str, tuple[str, ...]]:
+    """The fields the steps generate, by node tag."""
+    generated: dict[str, tuple[str, ...]] = {}
+    for draft in drafts:
+        generated[draft.node_tag] = generated.get(draft.node_tag, ()) + draft.fields
+    return generated
 
 
 def prompt_variable_names(flows: list[Flow]) -> dict[str, set[str]]:
