@@ -7,6 +7,8 @@ decoding, and which is LangTree's choice for ``ChatOpenAI``. Tool calling is not
 JSON mode constrains the answer to some JSON object only, which SmolLM2-135M fills with
 keys of its own rather than those of the form in the prompt. The tests below pin all
 three: the examples run with ``json_schema``, and the other two fail with clear errors.
+SmolLM2 reads no images: the server (without a multimodal projector) refuses the product
+photo example's image with HTTP 500, pinned below.
 """
 
 import json
@@ -17,7 +19,14 @@ import pytest
 from openai_server import OpenAICompatibleServer
 from pydantic import Field
 
-from langtree import LLMProvider, ModelConfig, RunStructure, StepFailedError, TreeNode
+from langtree import (
+    LLMProvider,
+    ModelConfig,
+    RetryPolicy,
+    RunStructure,
+    StepFailedError,
+    TreeNode,
+)
 from langtree.runtime import MethodChoice
 from tests.test_examples import (
     EXAMPLE_NAMES,
@@ -40,7 +49,10 @@ def provider(server: OpenAICompatibleServer, keys: tuple[str, ...], method: Meth
     return LLMProvider(dict.fromkeys(keys, model))
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+TEXT_EXAMPLES = [name for name in EXAMPLE_NAMES if name != "product_photo"]
+
+
+@pytest.mark.parametrize("name", TEXT_EXAMPLES)
 def test_example_runs_on_chat_openai_with_json_schema(
     openai_compatible_server: OpenAICompatibleServer, name: str
 ) -> None:
@@ -57,6 +69,26 @@ def test_example_runs_on_chat_openai_with_json_schema(
     assert all(generated_fields_filled(instance) for instance in filled)
     answered = {record.answered_by for record in result.trace if record.error is None}
     assert answered == {"smollm2"}
+
+
+def test_the_image_example_fails_where_the_model_reads_no_images(
+    openai_compatible_server: OpenAICompatibleServer,
+) -> None:
+    module = load("product_photo")
+    structure = RunStructure(
+        provider=provider(openai_compatible_server, module.MODEL_KEYS, "json_schema")
+    )
+    for task in tasks(module):
+        structure.add(task)
+
+    with pytest.raises(StepFailedError) as caught:
+        structure.run(inputs_for("product_photo", module), retry=RetryPolicy(max_retries=0))
+
+    (attempt,) = caught.value.attempts
+    assert attempt.failure == "transient"
+    assert attempt.error is not None
+    assert "HTTP 500" in attempt.error
+    assert "image input is not supported" in attempt.error
 
 
 class Verdict(Enum):
