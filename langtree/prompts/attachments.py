@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
 from langtree.prompts.values import rebuild
-from langtree.structure.assets import Asset, AssetKind, holds_asset
+from langtree.structure.assets import Asset, AssetKind, asset_field_names
 from langtree.structure.defaults import type_adapter
 from langtree.structure.tree import Node
 
@@ -99,7 +99,8 @@ def with_assets(node: Node, values: Mapping[str, object]) -> Mapping[str, object
     Raises:
         ExecutionError: A value does not fit its asset field.
     """
-    fields = [f for f in node.fields if f.name in values and holds_asset(f.annotation)]
+    names = asset_field_names(node.node_class)
+    fields = [f for f in node.fields if f.name in names and f.name in values]
     if not fields:
         return values
     converted = dict(values)

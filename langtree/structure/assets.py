@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import mimetypes
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,7 +27,7 @@ from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import display_name
 
-__all__ = ["Asset", "AssetKind", "check_assets", "holds_asset"]
+__all__ = ["Asset", "AssetKind", "asset_field_names", "check_assets", "holds_asset"]
 
 AssetKind: TypeAlias = Literal["image", "video", "audio", "document"]
 """What a model reads an asset as, from its media type's top-level type."""
@@ -143,6 +144,15 @@ def holds_asset(annotation: object) -> bool:
     (True, True, False)
     """
     return any(item is Asset for item in _types_within(annotation))
+
+
+@functools.lru_cache(maxsize=1024)
+def asset_field_names(node_class: type[BaseModel]) -> frozenset[str]:
+    """The fields of a class that may hold assets (once per class: prompts ask for every
+    node they show, on every call)."""
+    return frozenset(
+        name for name, info in node_class.model_fields.items() if holds_asset(info.annotation)
+    )
 
 
 def _types_within(annotation: object) -> Iterator[object]:
