@@ -1,8 +1,9 @@
 """The registry of built-in execution commands and their signatures.
 
-``resample(n_times)`` and ``llm(model_key, override=false)`` are the only commands; the
-parser checks every call against this table, and the structure stage checks the values
-that assembly variables supply through :meth:`Parameter.check` — one home for both.
+``resample(n_times)``, ``llm(model_key, override=false)`` and ``transform(expression)``
+are the only commands; the parser checks every call against this table, and the structure
+stage checks the values that assembly variables supply through :meth:`Parameter.check` —
+one home for both.
 """
 
 from __future__ import annotations
@@ -146,5 +147,10 @@ BUILTIN_COMMANDS: dict[str, CommandSignature] = {
             Parameter(name="override", kind=bool, default=False),
         ),
         usage="'llm(\"model-key\")' or 'llm(\"model-key\", override=true)'",
+    ),
+    "transform": CommandSignature(
+        name="transform",
+        parameters=(Parameter(name="expression", kind=str),),
+        usage="'transform(\"items | length\")'",
     ),
 }

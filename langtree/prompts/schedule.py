@@ -121,7 +121,8 @@ def dry_run(
     Steps finish in plan order: before each step, the commands that are ready by then are
     carried out on ``state``; each instance that lacks some of the step's fields is
     yielded, and once the caller is done with it, those fields are marked as pending on
-    that step (:class:`~langtree.prompts.values.Pending`).
+    that step (:class:`~langtree.prompts.values.Pending`). A transform's instances are
+    not yielded (they call no model); their fields are marked pending all the same.
 
     Raises:
         ExecutionError: A command's data does not fit (see
@@ -134,7 +135,8 @@ def dry_run(
             values = state.view(address)
             if values is not None and all(_known(values, name) for name in step.fields):
                 continue
-            yield step, address
+            if step.transform is None:
+                yield step, address
             state.write_generated(address, {name: Pending(step.id) for name in step.fields})
 
 

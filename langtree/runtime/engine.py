@@ -48,10 +48,11 @@ from langtree.runtime.precheck import missing_external_variables
 from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import Samples, aggregate, sample
-from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
+from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.schema import output_schema
 from langtree.runtime.setup import RunSetup, RunWatch
 from langtree.runtime.shared import SharedCalls
+from langtree.runtime.transforms import compute
 from langtree.runtime.waits import InstanceWaits
 from langtree.structure.plan import PlanStep
 
@@ -210,6 +211,7 @@ class _Run:
         self.steps = setup.prompts.plan.steps
         self.state = state
         self.trace: list[TraceRecord] = []
+        self.transforms: list[TransformRecord] = []
         self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.prompts.analysis.flows)
         self.builder = builder
@@ -225,7 +227,10 @@ class _Run:
         )
         self.cooldowns = shared.cooldowns
         self.parts = KnownParts(setup.prompts.registry, builder.known)
-        self.calls = [self._step_call(step, provider) for step in self.steps]
+        self.calls = [
+            self._step_call(step, provider) if step.transform is None else None
+            for step in self.steps
+        ]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
         self.schedule = _Schedule(
@@ -333,26 +338,62 @@ class _Run:
 
     def _start_what_may(self) -> None:
         """Open the steps whose commands are done and start every instance that may,
-        until nothing more changes without a model call."""
+        until nothing more changes without a model call.
+
+        Transforms are computed on the spot; the model calls that may start wait until
+        nothing more can be computed, so that their prompts show every value known
+        without a call.
+        """
         schedule = self.schedule
+        starting: list[StepInstance] = []
         while True:
             self._open([p for p in schedule.closed if self.commands.ready_for(p)])
             ready = schedule.waits.take_ready()
             if not ready:
-                return
+                break
             for position, address in ready:
                 instance = StepInstance(position=position, address=address)
+                step = self.steps[position]
                 because = schedule.waits.broken_dependency(position, address)
                 if because is not None:
                     self._skip(instance, because)
                     schedule.waits.finish(position, address)
-                elif self._due(self.steps[position], address):
-                    prompt = self.builder.build(self.steps[position], address)
-                    task = asyncio.create_task(self._instance(position, address, prompt))
-                    schedule.start(task, instance)
-                else:
+                elif not self._due(step, address):
                     schedule.waits.finish(position, address)
+                elif step.transform is not None:
+                    self._compute(position, address)
+                    schedule.waits.finish(position, address)
+                else:
+                    starting.append(instance)
             self._settle()
+        for instance in starting:
+            prompt = self.builder.build(self.steps[instance.position], instance.address)
+            task = asyncio.create_task(self._instance(instance.position, instance.address, prompt))
+            schedule.start(task, instance)
+
+    def _compute(self, position: int, address: Address) -> None:
+        """Compute a transform's field for one instance and write it.
+
+        Raises:
+            ExecutionError: The transform failed (see :func:`compute`).
+        """
+        step = self.steps[position]
+        assert step.transform is not None
+        started = time.perf_counter()
+        computed = compute(step.transform, step.fields[0], address, self.state, self.prompts.config)
+        values = {computed.field_name: computed.value}
+        self.state.write_generated(address, values)
+        record = TransformRecord(
+            step_id=step.id,
+            node_path=instance_text(self.prompts.registry, address),
+            field=computed.field_name,
+            expression=step.transform.expression,
+            value=computed.value,
+            latency=time.perf_counter() - started,
+        )
+        self.transforms.append(record)
+        self.log.record_transform(address, values, step_id=step.id, transform=step.transform)
+        self.commands.finish_instance(position, address, self.state, self.prompts.config)
 
     def _outcome(self, task: asyncio.Task[None], instance: StepInstance) -> None:
         """Raise what an instance raised, unless it failed and the run continues."""
@@ -395,6 +436,7 @@ class _Run:
     async def _instance(self, position: int, address: Address, prompt: StepPrompt) -> None:
         step = self.steps[position]
         call = self.calls[position]
+        assert call is not None, "transforms are computed, not called"
         if step.resample > 1:
             samples = await sample(call, prompt, step.resample)
             parsed, attempts = self._aggregated(step, prompt, samples)
@@ -475,6 +517,7 @@ class _Run:
             tasks=self.setup.tasks,
             state=self.state,
             trace=tuple(self.trace),
+            transforms=tuple(self.transforms),
             provenance=tuple(self.log.records),
             errors=tuple(self.errors),
             skipped=tuple(self.skipped),

@@ -32,6 +32,7 @@ from langtree.prompts.state import Address, RunState, elements, instance_text, t
 from langtree.prompts.values import Pending, contains_pending
 from langtree.structure.flows import Flow
 from langtree.structure.registry import NodeRegistry
+from langtree.structure.transforms import Transform
 from langtree.structure.tree import Node
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
     "prompt_sha256",
 ]
 
-ProvenanceKind = Literal["input", "default", "step", "mapping"]
+ProvenanceKind = Literal["input", "default", "step", "mapping", "transform"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,11 +52,12 @@ class ProvenanceRecord:
 
     Attributes:
         kind: What wrote it: the caller's ``input``, a field's ``default``, a ``step``'s
-            output, or a ``mapping`` of an ``@each``/``@all`` command.
+            output, a ``mapping`` of an ``@each``/``@all`` command, or a field's
+            ``transform``.
         path: The field path, e.g. ``task.report.sections[0].summary``.
         value: The value written, as plain data.
         at: When it was written (UTC).
-        step_id: The plan step (steps only).
+        step_id: The plan step (steps and transforms).
         model: The provider's key of the step's model (steps only).
         prompt_sha256: SHA-256 of the step prompt's text (``StepPrompt.text``; steps only).
         attempt: The attempt whose output was accepted (steps only; for a resampled step
@@ -66,7 +68,8 @@ class ProvenanceRecord:
         command: The command's text as written (mappings only).
         source: The mapping's source path, e.g. ``sections.summary`` (mappings only).
         location: Where the command is written: ``Class.field``, or ``Class`` for its
-            docstring (mappings only).
+            docstring (mappings and transforms).
+        expression: The transform's Jinja2 expression (transforms only).
     """
 
     kind: ProvenanceKind
@@ -82,6 +85,7 @@ class ProvenanceRecord:
     command: str | None = None
     source: str | None = None
     location: str | None = None
+    expression: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-ready data (``at`` in ISO 8601); unset details are left out."""
@@ -101,6 +105,7 @@ class ProvenanceRecord:
             "command",
             "source",
             "location",
+            "expression",
         ):
             detail = getattr(self, name)
             if detail is not None:
@@ -163,26 +168,47 @@ class ProvenanceLog:
         replayed: bool = False,
     ) -> None:
         """Record the fields a step wrote into an instance."""
+        self._record_instance(
+            "step",
+            address,
+            values,
+            step_id=step_id,
+            model=model,
+            prompt_sha256=prompt_sha256(prompt_text),
+            attempt=attempt,
+            sample=sample,
+            replayed=replayed,
+        )
+
+    def record_transform(
+        self, address: Address, values: Mapping[str, object], *, step_id: str, transform: Transform
+    ) -> None:
+        """Record the field a transform computed for an instance."""
+        self._record_instance(
+            "transform",
+            address,
+            values,
+            step_id=step_id,
+            location=transform.location,
+            expression=transform.expression,
+        )
+
+    def _record_instance(
+        self,
+        kind: ProvenanceKind,
+        address: Address,
+        values: Mapping[str, object],
+        **details: object,
+    ) -> None:
+        """Record fields written into one instance, each node field's nodes field by field."""
         node = self.registry.get(address.tag)
         if node is None:
             return
         snapshot = _Snapshot(self.registry, {})
         snapshot.add_node(node, dict(values), instance_text(self.registry, address))
         at = _now()
-        digest = prompt_sha256(prompt_text)
         for path, value in snapshot.values.items():
-            self._add(
-                "step",
-                path,
-                value,
-                at,
-                step_id=step_id,
-                model=model,
-                prompt_sha256=digest,
-                attempt=attempt,
-                sample=sample,
-                replayed=replayed,
-            )
+            self._add(kind, path, value, at, **details)
 
     def snapshot(
         self, state: RunState, flow: Flow | None = None, at: Sequence[Address] = ()

@@ -26,7 +26,7 @@ from langtree.structure.tree_node import TreeNode
 if TYPE_CHECKING:
     from langtree.runtime.failure import StepFailedError
 
-__all__ = ["RunResult", "SkippedInstance", "TraceRecord"]
+__all__ = ["RunResult", "SkippedInstance", "TraceRecord", "TransformRecord"]
 
 _Task = TypeVar("_Task", bound=TreeNode)
 
@@ -105,6 +105,38 @@ class TraceRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TransformRecord:
+    """One transform computed for one node instance (no model call).
+
+    Attributes:
+        step_id: The plan step (``<node tag>:<field>``).
+        node_path: The node instance, e.g. ``task.report.sections[0]``.
+        field: The field computed.
+        expression: The transform's Jinja2 expression.
+        value: The value written, as plain data.
+        latency: Seconds the evaluation took.
+    """
+
+    step_id: str
+    node_path: str
+    field: str
+    expression: str
+    value: object
+    latency: float
+
+    def to_dict(self) -> dict[str, object]:
+        """The record as JSON-ready data."""
+        return {
+            "step_id": self.step_id,
+            "node_path": self.node_path,
+            "field": self.field,
+            "expression": self.expression,
+            "value": to_jsonable_python(self.value),
+            "latency": self.latency,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SkippedInstance:
     """A step instance not run because an instance it depends on failed or was skipped
     (``on_error="continue"``).
@@ -144,6 +176,8 @@ class RunResult:
     Attributes:
         tasks: Each root task's instance, by tag (the tasks that validated).
         trace: One record per model call, in the order the calls finished.
+        transforms: One record per transform computed, in the order they were (they
+            call no model, so they are not in ``trace``).
         resampled_values: The aggregated number of each numerically aggregated field, by
             ``(node path, field)``, e.g. ``("task.rate_review", "rating"): 2.6``.
         provenance_records: Every write of the run, in write order (see
@@ -163,6 +197,7 @@ class RunResult:
 
     tasks: Mapping[str, TreeNode]
     trace: tuple[TraceRecord, ...]
+    transforms: tuple[TransformRecord, ...] = ()
     resampled_values: Mapping[tuple[str, str], float] = field(default_factory=dict)
     provenance_records: tuple[ProvenanceRecord, ...] = ()
     errors: tuple[StepFailedError, ...] = ()
@@ -258,14 +293,17 @@ class RunResult:
 
     def to_json(self) -> str:
         """The tasks' values (see :meth:`dump`), the trace and the provenance as indented
-        JSON text; a run with failures adds ``errors``, ``skipped`` and the ``partial``
-        values of the tasks that do not validate."""
+        JSON text; a run with transforms adds ``transforms``, a run with failures adds
+        ``errors``, ``skipped`` and the ``partial`` values of the tasks that do not
+        validate."""
         data: dict[str, object] = {
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
             "provenance": self.provenance_json(),
             "usage": self.usage.to_json_dict(),
         }
+        if self.transforms:
+            data["transforms"] = [record.to_dict() for record in self.transforms]
         if self.errors or self.skipped or self.invalid:
             data["errors"] = [
                 {"step_id": error.step_id, "node_path": error.node_path, "message": str(error)}

@@ -17,11 +17,12 @@ from langtree.structure.flows import Flow, resolve_flows
 from langtree.structure.known import KnownFields, known_fields
 from langtree.structure.placeholders import check_placeholders
 from langtree.structure.plan import ExecutionPlan, build_plan
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.scopes import check_scopes
 from langtree.structure.settings import NodeSettings, compute_settings
 from langtree.structure.steps import StepDraft, draft_steps
 from langtree.structure.stray_commands import check_stray_commands
+from langtree.structure.transforms import check_transform_targets
 from langtree.structure.unicode_texts import check_unicode_texts
 from langtree.structure.value_types import check_value_types
 from langtree.structure.variables import AssemblyVariables
@@ -84,6 +85,12 @@ def analyse(
     diagnostics += check_unicode_texts(registry)
     diagnostics += check_placeholders(registry, prompt_variable_names(flows), variables)
     diagnostics += check_value_types(flows, config.type_mapping)
+    transforms = {
+        FieldKey(tag, name): transform
+        for tag, setting in settings.items()
+        for name, transform in setting.field_transforms.items()
+    }
+    diagnostics += check_transform_targets(registry, flows, transforms)
     checked = Analysis(
         flows=tuple(flows),
         variables=variables,

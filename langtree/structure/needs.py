@@ -1,7 +1,7 @@
 """What each step reads before it can start: the sources of a plan's dependencies (DESIGN D4).
 
 A *need* says that a consumer (one field's step, or every step of a node) waits for the
-step that produces a field. Needs come from two places:
+step that produces a field. Needs come from three places:
 
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
@@ -11,6 +11,8 @@ step that produces a field. Needs come from two places:
   resolves to. A prompt shows the docstrings from the root task down to the step's node,
   the step's fields' descriptions, and, for a node field generated whole, every text of
   the nested classes.
+- transforms: a transform waits for every generated field behind each name it reads (the
+  field, and the fields below it for a node field), also through ``value`` mappings.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def find_needs(
             ``{name}`` is the mapping's, not a field's.
     """
     finder = _NeedFinder(registry, drafts, prompt_names)
-    return [*finder.flow_needs(flows), *finder.variable_needs()]
+    return [*finder.flow_needs(flows), *finder.variable_needs(), *finder.transform_needs(flows)]
 
 
 def path_to(registry: NodeRegistry, node: Node) -> list[Node]:
@@ -125,6 +127,7 @@ class _NeedFinder:
         self.uses: dict[tuple[str, str | None], list[tuple[VariableUse, FieldKey]]] = {}
         self.drafted: dict[str, set[str]] = defaultdict(set)
         self.tags_below: dict[str, list[str]] = defaultdict(list)
+        self.transforms = [draft for draft in drafts if draft.transform is not None]
         for draft in drafts:
             self.drafted[draft.node_tag].update(draft.fields)
         for tag in self.drafted:
@@ -240,6 +243,32 @@ class _NeedFinder:
             current = parent
         return []
 
+    # -- transforms -------------------------------------------------------------------
+
+    def transform_needs(self, flows: list[Flow]) -> Iterator[Need]:
+        writers = self._value_writers(flows) if self.transforms else {}
+        for draft in self.transforms:
+            assert draft.transform is not None
+            node = self.registry.get(draft.node_tag)
+            assert node is not None
+            consumer = Consumer(draft.node_tag, draft.fields[0])
+            for name in draft.transform.names:
+                key = self.registry.field_above(node, name)
+                if key is None:  # a Jinja2 global, such as range
+                    continue
+                sources = [key, *self._below(key)]
+                for producer in self._producers(sources, writers):
+                    yield Need(
+                        consumer=consumer, producer=producer, command=draft.transform.command
+                    )
+
+    def _below(self, key: FieldKey) -> Iterator[FieldKey]:
+        """The fields below a node field (none for a leaf)."""
+        holder = self.registry.get(key.node_tag)
+        child = self.registry.child(holder, key.field_name) if holder is not None else None
+        if child is not None:
+            yield from self.registry.subtree_fields(child)
+
     # -- runtime variables ----------------------------------------------------------------
 
     def variable_needs(self) -> Iterator[Need]:
@@ -248,7 +277,9 @@ class _NeedFinder:
             assert node is not None
             for holder in path_to(self.registry, node):
                 yield from self._text_needs(Consumer(tag, None), holder, None)
-            for name in sorted(names):
+            # A transform's text goes to no model: its {name}s are prompt text of none.
+            computed = {draft.fields[0] for draft in self.transforms if draft.node_tag == tag}
+            for name in sorted(names - computed):
                 yield from self._field_needs(node, name)
 
     def _field_needs(self, node: Node, name: str) -> Iterator[Need]:
@@ -281,13 +312,7 @@ class _NeedFinder:
         for placeholder in find_placeholders(extraction.text):
             if placeholder.name in self.prompt_names.get(holder.tag, ()):
                 continue
-            producer = self._field_above(holder, placeholder.name)
+            producer = self.registry.field_above(holder, placeholder.name)
             if producer is not None and producer in self.produced:
                 use = VariableUse(placeholder=placeholder, extraction=extraction, origin=origin)
                 yield use, producer
-
-    def _field_above(self, node: Node, name: str) -> FieldKey | None:
-        for holder in reversed(path_to(self.registry, node)):
-            if holder.field(name) is not None:
-                return FieldKey(holder.tag, name)
-        return None

@@ -24,6 +24,7 @@ from langtree.structure.needs import (
 )
 from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
+from langtree.structure.transforms import Transform
 from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
@@ -62,6 +63,8 @@ class PlanStep:
         depends_on: The ids of the steps that must finish first.
         element_waits: Those of ``depends_on`` that an instance waits for element by
             element, beyond the elements of its own branch of the tree.
+        transform: The transform computing the step's one field, with no model call
+            (``None``: a model generates the fields).
     """
 
     id: str
@@ -74,6 +77,7 @@ class PlanStep:
     list_levels: int
     depends_on: tuple[str, ...]
     element_waits: tuple[ElementWait, ...] = ()
+    transform: Transform | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +103,8 @@ class ExecutionPlan:
         lines = ["flowchart TD"]
         for step in self.steps:
             label = f"{step.element_path}<br/>{', '.join(step.fields)}"
-            extras = [f"model: {step.model}"] if step.model else []
+            extras = [f"transform: {step.transform.expression}"] if step.transform else []
+            extras += [f"model: {step.model}"] if step.model else []
             extras += [f"resample: {step.resample}"] if step.resample > 1 else []
             if extras:
                 label += "<br/>" + ", ".join(extras)
@@ -208,8 +213,14 @@ class _PlanBuilder:
     # -- edges ---------------------------------------------------------------------------
 
     def add_declared_order(self) -> None:
-        """Chain a sequential node's steps, and order subtrees within sequential ancestors."""
-        for tag, drafts in self.by_node.items():
+        """Chain a sequential node's steps, and order subtrees within sequential ancestors.
+
+        Transforms stand outside the declared order: they wait only for what they read.
+        """
+        for tag, all_drafts in self.by_node.items():
+            drafts = [draft for draft in all_drafts if draft.transform is None]
+            if not drafts:
+                continue
             if drafts[0].modifier == "sequential":
                 for earlier, later in itertools.pairwise(drafts):
                     self.edges[later.id].setdefault(earlier.id, None)
@@ -219,7 +230,7 @@ class _PlanBuilder:
         node = self._node(tag)
         while node.parent is not None:
             parent = self._node(node.parent)
-            ancestor_drafts = self.by_node.get(parent.tag, [])
+            ancestor_drafts = [d for d in self.by_node.get(parent.tag, []) if d.transform is None]
             if ancestor_drafts and ancestor_drafts[0].modifier == "sequential":
                 position = _field_index(parent, node.field_name or "")
                 for ancestor_draft in ancestor_drafts:
@@ -265,13 +276,17 @@ class _PlanBuilder:
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
         drafts = self.by_node.get(consumer.node_tag, [])
         if consumer.field_name is None:
-            return drafts
+            # What a node's steps wait for is for those that show it to a model.
+            return [draft for draft in drafts if draft.transform is None]
         return [draft for draft in drafts if consumer.field_name in draft.fields]
 
     def _order_conflict(
         self, consumer: StepDraft, producer: StepDraft
     ) -> tuple[Node, str, str] | None:
-        """The @sequential node and the two fields, when ``consumer`` needs a later one."""
+        """The @sequential node and the two fields, when ``consumer`` needs a later one
+        (a transform is in no declared order: a cycle through one is reported as such)."""
+        if consumer.transform is not None or producer.transform is not None:
+            return None
         if consumer.node_tag == producer.node_tag:
             later = consumer.modifier == "sequential" and producer.position > consumer.position
             if later:
@@ -308,6 +323,7 @@ class _PlanBuilder:
             modifier=draft.modifier,
             model=draft.model,
             resample=draft.resample,
+            transform=draft.transform,
             list_levels=self.registry.list_levels(draft.node_tag),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
             element_waits=tuple(

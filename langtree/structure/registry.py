@@ -138,6 +138,14 @@ class NodeRegistry:
             known = self._paths[tag] = tuple(reversed(path))
         return list(known)
 
+    def field_above(self, node: Node, name: str) -> FieldKey | None:
+        """The field ``name`` of ``node`` or of the nearest node above it (the field a
+        ``{name}`` in ``node``'s texts, or a name in its transforms, reads)."""
+        for holder in reversed(self.path(node.tag)):
+            if holder.field(name) is not None:
+                return FieldKey(holder.tag, name)
+        return None
+
     def roots(self) -> list[Node]:
         """The root task nodes, sorted by tag."""
         return sorted((n for n in self._nodes.values() if n.parent is None), key=lambda n: n.tag)

@@ -3,7 +3,8 @@
 
 Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
 ``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/``resample``
-in a field's description applies to that field's step.
+in a field's description applies to that field's step. A ``transform(...)`` in a field's
+description makes the field a transform (:mod:`langtree.structure.transforms`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
 from langtree.structure.annotations import render_type
 from langtree.structure.registry import NodeRegistry
+from langtree.structure.transforms import Transform, field_transform, misplaced_transforms
 from langtree.structure.tree import Node, NodeCommand
 from langtree.structure.tree_node import display_name
 from langtree.structure.variables import AssemblyVariables, Definition
@@ -54,6 +56,7 @@ class NodeSettings:
         field_models: Models chosen in field descriptions, by field.
         field_resample: Resample counts set in field descriptions, by field.
         aggregations: ``@resampled`` functions, by field.
+        field_transforms: The fields computed by ``transform(...)``, with their transforms.
     """
 
     modifier: Modifier
@@ -62,6 +65,7 @@ class NodeSettings:
     field_models: dict[str, str] = field(default_factory=dict)
     field_resample: dict[str, int] = field(default_factory=dict)
     aggregations: dict[str, AggregationFunction] = field(default_factory=dict)
+    field_transforms: dict[str, Transform] = field(default_factory=dict)
 
 
 def compute_settings(
@@ -112,6 +116,7 @@ class _SettingsBuilder:
             field_models=self._field_models(node, inherited_override),
             field_resample=field_resample,
             aggregations=self._aggregations(node, resample > 1, field_resample),
+            field_transforms=self._field_transforms(node),
         )
 
     # -- modifier -----------------------------------------------------------------------
@@ -220,6 +225,23 @@ class _SettingsBuilder:
             if count is not None:
                 counts[node_field.name] = count
         return counts
+
+    def _field_transforms(self, node: Node) -> dict[str, Transform]:
+        self.diagnostics += misplaced_transforms(node)
+        transforms = {}
+        for node_field in node.fields:
+            call = self._single_call(node_field.commands, "transform")
+            arguments = self._arguments(call, node) if call else None
+            if call is None or arguments is None:
+                continue
+            expression = arguments["expression"]
+            assert isinstance(expression, str)
+            found = field_transform(self.registry, node, node_field, call, expression)
+            if isinstance(found, Transform):
+                transforms[node_field.name] = found
+            else:
+                self.diagnostics += found
+        return transforms
 
     # -- @resampled -----------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 ``@sequential``: one step per generated field, in declaration order. ``@parallel``: one
 step for all generated fields (siblings that need each other move to follow-up steps,
 see :mod:`langtree.structure.plan`). A field with its own ``llm(...)`` or ``resample(...)``
-gets a step of its own. A generated node field is produced whole inside its step; a known
+gets a step of its own, and so does a field computed by ``transform(...)`` (a step with no
+model call). A generated node field is produced whole inside its step; a known
 one is descended into, its elements generated as nodes of their own.
 """
 
@@ -15,6 +16,7 @@ from langtree.dsl.commands import Modifier
 from langtree.structure.known import KnownFields
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.settings import NodeSettings
+from langtree.structure.transforms import Transform
 from langtree.structure.tree import Node
 
 __all__ = ["StepDraft", "draft_steps", "element_path", "step_id"]
@@ -27,6 +29,8 @@ class StepDraft:
     Attributes:
         id: ``<node tag>:<field>+<field>`` (see :func:`step_id`), unique in a plan.
         position: The index of the first field among the node's fields.
+        transform: The transform computing the step's one field (``None``: a model
+            generates the fields).
     """
 
     id: str
@@ -36,6 +40,7 @@ class StepDraft:
     model: str | None
     resample: int
     position: int
+    transform: Transform | None = None
 
 
 def step_id(node_tag: str, fields: tuple[str, ...]) -> str:
@@ -68,10 +73,11 @@ def draft_steps(
 
 def _node_steps(node: Node, known: set[str], setting: NodeSettings) -> list[StepDraft]:
     generated = [f.name for f in node.fields if f.name not in known]
+    computed = [name for name in generated if name in setting.field_transforms]
     own = [
         name for name in generated if name in setting.field_models or name in setting.field_resample
     ]
-    shared = [name for name in generated if name not in own]
+    shared = [name for name in generated if name not in own and name not in computed]
     groups = (
         [[name] for name in shared]
         if setting.modifier == "sequential"
@@ -81,6 +87,7 @@ def _node_steps(node: Node, known: set[str], setting: NodeSettings) -> list[Step
     )
     steps = [_draft(node, group, setting) for group in groups]
     steps += [_draft(node, [name], setting) for name in own]
+    steps += [_transform_draft(node, name, setting) for name in computed]
     return sorted(steps, key=lambda step: step.position)
 
 
@@ -96,6 +103,19 @@ def _draft(node: Node, fields: list[str], setting: NodeSettings) -> StepDraft:
         if len(fields) == 1
         else setting.resample,
         position=[f.name for f in node.fields].index(first),
+    )
+
+
+def _transform_draft(node: Node, name: str, setting: NodeSettings) -> StepDraft:
+    return StepDraft(
+        id=step_id(node.tag, (name,)),
+        node_tag=node.tag,
+        fields=(name,),
+        modifier=setting.modifier,
+        model=None,
+        resample=1,
+        position=[f.name for f in node.fields].index(name),
+        transform=setting.field_transforms[name],
     )
 
 

@@ -3,7 +3,8 @@
 A generated node field is produced whole inside its holder's step: the nodes below it get
 no steps of their own, so an ``llm(...)`` or ``resample(...)`` on their classes or fields
 would be ignored. ``validate()`` warns where one stands, naming the step that generates
-the node, and how to make the command count.
+the node, and how to make the command count. A ``transform(...)`` there is an error: the
+model would generate the field it should compute.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from langtree.dsl.commands import ExecutionCommand
 from langtree.errors import Diagnostic
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.steps import StepDraft
-from langtree.structure.tree import Node
+from langtree.structure.tree import Node, NodeCommand
 from langtree.structure.tree_node import display_name
 
 __all__ = ["check_whole_nodes"]
@@ -47,6 +48,9 @@ def _ignored_below(
             if not isinstance(command, ExecutionCommand):
                 continue
             call = replace(command, comment=None).to_text().removeprefix("! ")
+            if command.command_name == "transform":
+                diagnostics.append(_transform_below(node_command, node, holder, field_name))
+                continue
             diagnostics.append(
                 node_command.diagnostic(
                     f"{call} has no effect: {display_name(node.node_class)!r} is generated whole "
@@ -58,3 +62,18 @@ def _ignored_below(
                 )
             )
     return diagnostics
+
+
+def _transform_below(
+    node_command: NodeCommand, node: Node, holder: Node, field_name: str
+) -> Diagnostic:
+    where = f"{display_name(holder.node_class)}.{field_name}"
+    computed = f"{display_name(node.node_class)}.{node_command.field_name}"
+    return node_command.diagnostic(
+        f"transform() cannot compute {computed!r}: {display_name(node.node_class)!r} is "
+        f"generated whole at {node.tag}, inside the step of {where!r}, whose model generates "
+        "every field of it",
+        hint=f"give {field_name!r} a value (a default, or a partial node in the inputs) so that "
+        "the fields below it get steps of their own, or compute the value in a field that "
+        "is not generated whole",
+    )

@@ -1,0 +1,112 @@
+"""Computing a transform field for one node instance, with no model call.
+
+The expression (see :mod:`langtree.structure.transforms`) is evaluated over the values it
+reads, each from the instance or the nearest instance above it that holds the field.
+Lists and other iterables that Jinja2's filters return lazily (``map``, ``select``) are
+made lists; the value is then converted to the field's annotation exactly as a ``value``
+mapping converts what it writes (:func:`~langtree.structure.conversion.convert_value`),
+never by parsing rendered text. Anything that goes wrong is an
+:class:`~langtree.errors.ExecutionError` that names the field, the instance and the
+expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeGuard
+
+from jinja2 import Undefined
+
+from langtree.errors import ConversionError, ExecutionError
+from langtree.prompts.state import Address, RunState, instance_text, to_plain
+from langtree.structure.conversion import convert_value
+from langtree.structure.transforms import Transform, compiled
+from langtree.structure.type_config import TypeMappingConfig
+
+__all__ = ["Computed", "compute"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Computed:
+    """A transform's value for one instance, ready to be written.
+
+    Attributes:
+        field_name: The field computed.
+        value: Its value as plain data, converted to the field's annotation.
+    """
+
+    field_name: str
+    value: object
+
+
+def compute(
+    transform: Transform,
+    field_name: str,
+    address: Address,
+    state: RunState,
+    config: TypeMappingConfig,
+) -> Computed:
+    """Evaluate ``transform`` for the instance at ``address``.
+
+    Raises:
+        ExecutionError: A value it reads is missing, the expression fails, or its value
+            does not convert to the field's type.
+    """
+    node = state.registry.get(address.tag)
+    assert node is not None
+    node_field = node.field(field_name)
+    assert node_field is not None
+    where = instance_text(state.registry, address)
+    names = _values(transform, address, state, where)
+    try:
+        value = compiled(transform.expression)(**names)
+    # The expression is the user's code: whatever it raises (a missing key, a division by
+    # zero, a sandbox refusal) is reported as this field's failure.
+    except Exception as error:
+        raise _error(transform, where, f"{type(error).__name__}: {error}") from error
+    if isinstance(value, Undefined):
+        raise _error(transform, where, "its value is undefined (a name or key it reads has none)")
+    if _lazy(value):
+        value = list(value)
+    try:
+        converted = convert_value(value, node_field.annotation, config)
+    except ConversionError as error:
+        raise _error(transform, where, str(error)) from error
+    return Computed(field_name=field_name, value=to_plain(converted))
+
+
+def _values(
+    transform: Transform, address: Address, state: RunState, where: str
+) -> dict[str, object]:
+    """The value of each field the expression reads (Jinja2's globals are its own)."""
+    node = state.registry.get(address.tag)
+    assert node is not None
+    values: dict[str, object] = {}
+    for name in transform.names:
+        key = state.registry.field_above(node, name)
+        if key is None:
+            continue
+        holder: Address | None = address
+        while holder is not None and holder.tag != key.node_tag:
+            holder = state.parent(holder)
+        found = state.instance(holder) if holder is not None else None
+        if found is None or name not in found:
+            raise _error(transform, where, f"{name!r} has no value")
+        values[name] = found[name]
+    return values
+
+
+def _lazy(value: object) -> TypeGuard[Iterable[object]]:
+    """Whether ``value`` is an iterable that is no container of its own (a generator)."""
+    return isinstance(value, Iterable) and not isinstance(
+        value, str | bytes | Mapping | list | tuple | set | frozenset
+    )
+
+
+def _error(transform: Transform, where: str, why: str) -> ExecutionError:
+    diagnostic = transform.command.diagnostic(
+        f"transform() of {transform.location!r} failed at {where}: {why}",
+        hint=f"check the expression {transform.expression!r} against the values at {where}",
+    )
+    return ExecutionError(diagnostic.render().removeprefix("error: "))
