@@ -43,7 +43,7 @@ def test_check_passes_on_the_examples(capsys: pytest.CaptureFixture[str]) -> Non
 
     output = capsys.readouterr().out
     assert status == 0
-    assert output.endswith("checked 9 task(s), 15 node class(es): 0 error(s), 1 warning(s)\n")
+    assert output.endswith("checked 11 task(s), 18 node class(es): 0 error(s), 1 warning(s)\n")
     assert ": warning: {company} is an external variable: supply it at run time " in output
 
 

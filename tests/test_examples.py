@@ -29,6 +29,7 @@ from langtree.dsl import (
     VariableAssignmentCommand,
     VariableReference,
 )
+from langtree.dsl.paths import split_plucks
 from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
@@ -60,6 +61,12 @@ class Expected:
 
 
 EXPECTED = {
+    "kpi_board": Expected(
+        prompts=[
+            ("task.find_kpis:kpis", "task.find_kpis"),
+            ("task.brief_board:headline+bullets", "task.brief_board"),
+        ],
+    ),
     "launch_brief": Expected(
         prompts=[
             ("task.plan_launch:positioning", "task.plan_launch"),
@@ -133,15 +140,15 @@ EXPECTED = {
 # from one, changes this table; every feature must keep at least one example.
 COVERAGE = {
     "@each": {"meeting_notes", "report_digest"},
-    "@all": {"launch_brief", "meeting_notes", "support_triage"},
+    "@all": {"kpi_board", "launch_brief", "meeting_notes", "support_triage"},
     "@all ... * (to every element)": {"launch_brief"},
     "wildcard source *": {"launch_brief"},
     "prompt. scope": {"launch_brief", "meeting_notes"},
-    "value. scope": {"meeting_notes", "report_digest", "support_triage"},
+    "value. scope": {"kpi_board", "meeting_notes", "report_digest", "support_triage"},
     "outputs. scope": {"launch_brief"},
     "@sequential": {"launch_brief", "report_digest"},
     "@parallel": {"meeting_notes"},
-    "together": {"report_digest", "support_triage"},
+    "together": {"kpi_board", "report_digest", "support_triage"},
     "assembly variable": {"launch_brief", "review_rating", "support_triage"},
     "resample(n)": {"support_triage"},
     "resample(variable)": {"review_rating"},
@@ -151,6 +158,8 @@ COVERAGE = {
     "llm(variable)": {"launch_brief", "support_triage"},
     "llm(..., override=true)": {"support_triage"},
     "comment line": {"launch_brief"},
+    'transform("expression")': {"kpi_board"},
+    "pluck path": {"kpi_board"},
 }
 
 
@@ -199,6 +208,8 @@ def features(module: ModuleType) -> set[str]:
                     found.add("@all ... * (to every element)")
                 for mapping in command.mappings:
                     found.add(f"{mapping.scope or 'value'}. scope")
+                    if not mapping.is_wildcard and split_plucks(mapping.resolved_source_path)[1]:
+                        found.add("pluck path")
                     if mapping.is_wildcard:
                         found.add("wildcard source *")
             elif isinstance(command, NodeModifierCommand):
@@ -218,6 +229,8 @@ def features(module: ModuleType) -> set[str]:
 def call_features(command: ExecutionCommand) -> set[str]:
     """``resample(n)``/``llm("key")``, or ``(variable)`` when the first argument names one."""
     name = command.command_name
+    if name == "transform":
+        return {'transform("expression")'}
     named = dict(command.named_arguments)
     first = command.arguments[0] if command.arguments else next(iter(named.values()))
     if isinstance(first, VariableReference):

@@ -15,8 +15,10 @@ from langtree.testing import FakeChatModel
 
 
 def model_keys(structure: RunStructure, inputs: dict[object, object]) -> list[str]:
-    """The model keys the plan's steps use; ``"default"`` for steps without one."""
-    models = [step.model for step in structure.plan(inputs).steps]
+    """The model keys the plan's steps use; ``"default"`` for steps without one (a
+    transform calls no model)."""
+    steps = structure.plan(inputs).steps
+    models = [step.model for step in steps if step.transform is None]
     keys = list(dict.fromkeys(model for model in models if model is not None))
     if None in models or not keys:
         keys = ["default", *(key for key in keys if key != "default")]

@@ -7,7 +7,7 @@ from langtree.runtime.journal import JournalReport
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.provider import LLMProvider, ModelConfig, ModelSource
-from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord
+from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import RunUsage, Usage, UsageLimits
@@ -32,6 +32,7 @@ __all__ = [
     "SkippedInstance",
     "StepFailedError",
     "TraceRecord",
+    "TransformRecord",
     "UnknownPathError",
     "Usage",
     "UsageLimits",
