@@ -7,6 +7,7 @@ it on the provider's chat models (the runtime stage).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from typing import Protocol, Unpack
@@ -19,6 +20,7 @@ from langtree.prompts.template import StepTemplate
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
 from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
+from langtree.runtime.precheck import check_asset_support
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import RunInputs, run_runnable
@@ -115,14 +117,25 @@ class RunStructure(TreeStructure):
             inputs: The caller's values by task class or tag, as for :meth:`run`.
                 Without them, every field without a default is checked as generated.
 
+        With an ``LLMProvider``, the assets that the inputs and the defaults hold are
+        checked against the profiles of the models that would receive them (a model
+        given as a factory is checked when a run builds it; see ``docs/assets.md``).
+
         Returns:
             The warnings, sorted by location.
 
         Raises:
             StructureError: Holding every error found, sorted by location; or ``inputs``
-                do not fit (as :meth:`plan`).
+                do not fit (as :meth:`plan`); or a step would send its model an asset of
+                a kind the model's profile says it lacks.
+            ExecutionError: Checking the assets, a command's data does not fit.
         """
-        return super().validate(self._checked_inputs(inputs))
+        checked = self._checked_inputs(inputs)
+        warnings = super().validate(checked)
+        if isinstance(self.provider, LLMProvider):
+            setup = functools.partial(self._prompt_setup, checked, {})
+            check_asset_support(self.nodes, self.provider, setup)
+        return warnings
 
     def plan(self, inputs: Mapping[object, object] | None = None) -> ExecutionPlan:
         """The steps the run would make, in a valid order.

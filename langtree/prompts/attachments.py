@@ -13,27 +13,41 @@ A path is read when the prompt is assembled.
 
 Token counts add an estimate per asset (:data:`ASSET_TOKENS`), since how a provider
 counts an image or a page depends on its resolution, which LangTree does not read.
+
+Before any call, a run checks what the caller must give: every required asset field of
+every node instance has a value (:func:`check_given_assets`), and, through a model's
+profile, which kinds the model reads (:func:`lacked_input`). Errors name an asset by the
+field it was given in (:class:`AssetSources`), e.g. ``'TaskDescribe.photo'``.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
+from langtree.prompts.state import RunState, instance_text
 from langtree.prompts.values import rebuild
 from langtree.structure.assets import Asset, AssetKind, asset_field_names
 from langtree.structure.defaults import type_adapter
+from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node
+from langtree.structure.tree_node import display_name
 
 __all__ = [
     "ASSET_TOKENS",
     "AssetCollector",
+    "AssetSource",
+    "AssetSources",
     "asset_tokens",
+    "check_given_assets",
     "content_blocks",
+    "lacked_input",
+    "lacked_inputs",
     "unsupported_assets",
     "with_assets",
 ]
@@ -96,15 +110,24 @@ def with_assets(node: Node, values: Mapping[str, object]) -> Mapping[str, object
     """A node instance's values with its asset fields' values as assets (inputs given
     as text or dicts, e.g. from JSON, are validated into :class:`Asset`).
 
+    An optional asset field that nothing gave (``photo: Asset | None = None``) is known
+    as ``None``, as every asset field is (DESIGN D2): ``{photo}`` and the context show
+    ``null`` rather than a placeholder that nothing fills.
+
     Raises:
         ExecutionError: A value does not fit its asset field.
     """
     names = asset_field_names(node.node_class)
-    fields = [f for f in node.fields if f.name in names and f.name in values]
-    if not fields:
+    if not names:
         return values
     converted = dict(values)
-    for node_field in fields:
+    for node_field in node.fields:
+        if node_field.name not in names:
+            continue
+        if node_field.name not in values:
+            if _defaults_to_none(node, node_field.name):
+                converted[node_field.name] = None
+            continue
         try:
             converted[node_field.name] = type_adapter(node_field.annotation).validate_python(
                 values[node_field.name]
@@ -116,6 +139,11 @@ def with_assets(node: Node, values: Mapping[str, object]) -> Mapping[str, object
                 "  hint: pass an Asset, or a URL, a path or a data: URI"
             ) from None
     return converted
+
+
+def _defaults_to_none(node: Node, name: str) -> bool:
+    info = node.node_class.model_fields[name]
+    return not info.is_required() and info.default_factory is None and info.default is None
 
 
 def content_blocks(assets: list[Asset] | tuple[Asset, ...]) -> list[dict[str, Any]]:
@@ -168,25 +196,155 @@ _PROFILE_KEYS: Mapping[AssetKind, str] = {
 }
 
 
+def lacked_inputs(profile: Mapping[str, object] | None) -> frozenset[str]:
+    """The profile keys of the inputs that ``profile`` says the model lacks.
+
+    >>> sorted(lacked_inputs({"image_inputs": False, "pdf_inputs": True}))
+    ['image_inputs']
+    """
+    return frozenset(key for key in _PROFILE_KEYS.values() if (profile or {}).get(key) is False)
+
+
+def lacked_input(asset: Asset, profile: Mapping[str, object] | None) -> str | None:
+    """The profile key that ``asset`` needs and that ``profile`` says the model lacks
+    (``image_inputs``, ``video_inputs``, ``audio_inputs``, or ``pdf_inputs`` for a PDF),
+    or ``None``.
+
+    Only what the profile states counts (``image_inputs=False``); a profile that says
+    nothing about a kind, or no profile, lets the provider decide. Documents other than
+    PDFs have no key in a profile.
+
+    >>> lacked_input(Asset(url="https://example.com/a.png"), {"image_inputs": False})
+    'image_inputs'
+    """
+    if not profile or (asset.kind == "document" and asset.media_type != "application/pdf"):
+        return None
+    key = _PROFILE_KEYS[asset.kind]
+    return key if profile.get(key) is False else None
+
+
 def unsupported_assets(
     assets: tuple[Asset, ...], profile: Mapping[str, object] | None
 ) -> str | None:
     """Why a model whose profile is ``profile`` cannot take ``assets``, or ``None``.
 
-    Only what the profile states counts (``image_inputs=False``); a profile that says
-    nothing about a kind, or no profile, lets the provider decide.
-
     >>> unsupported_assets((Asset(url="https://example.com/a.png"),), {"image_inputs": False})
     "image 1 needs 'image_inputs', which the model's profile says it lacks"
     """
-    if not profile:
-        return None
     for number, asset in enumerate(assets, start=1):
-        key = _PROFILE_KEYS[asset.kind]
-        if asset.kind == "document" and asset.media_type != "application/pdf":
-            continue
-        if profile.get(key) is False:
+        key = lacked_input(asset, profile)
+        if key is not None:
             title = f" ({asset.title!r})" if asset.title else ""
             lacks = "which the model's profile says it lacks"
             return f"{asset.kind} {number}{title} needs {key!r}, {lacks}"
     return None
+
+
+# -- where a run's assets come from ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssetSource:
+    """Where an asset was given: a node's field, or an external variable.
+
+    Attributes:
+        label: How errors name it: ``'TaskDescribe.photo'``, ``"variables['logo']"``.
+        node: The node whose field holds it (``None`` for a variable).
+        field_name: That field.
+    """
+
+    label: str
+    node: Node | None = None
+    field_name: str | None = None
+
+
+class AssetSources:
+    """Where each asset of a run's values stands first: the asset fields of the node
+    instances (nodes in registry order), then the external variables.
+
+    An asset field whose value does not fit is passed over: the prompt that shows it
+    reports it (see :func:`with_assets`).
+    """
+
+    def __init__(
+        self, registry: NodeRegistry, state: RunState, variables: Mapping[str, object]
+    ) -> None:
+        self._sources: dict[Asset, AssetSource] = {}
+        for node in registry:
+            names = asset_field_names(node.node_class)
+            for address in state.instances(node.tag) if names else ():
+                try:
+                    values = with_assets(node, state.instance(address) or {})
+                except ExecutionError:
+                    continue
+                for name in (f.name for f in node.fields if f.name in names):
+                    label = f"{display_name(node.node_class)}.{name}"
+                    source = AssetSource(label=label, node=node, field_name=name)
+                    self._add(values.get(name), source)
+        for name, value in variables.items():
+            self._add(value, AssetSource(label=f"variables[{name!r}]"))
+
+    def _add(self, value: object, source: AssetSource) -> None:
+        for asset in _assets_in(value):
+            self._sources.setdefault(asset, source)
+
+    def of(self, asset: Asset) -> AssetSource:
+        """Where ``asset`` was given; one that no field or variable holds (a value of a
+        field typed ``Any``, say) is named by its title, URL, path or media type."""
+        source = self._sources.get(asset)
+        if source is not None:
+            return source
+        path = str(asset.path) if asset.path is not None else None
+        return AssetSource(label=asset.title or asset.url or path or f"{asset.media_type} data")
+
+
+def _assets_in(value: object) -> list[Asset]:
+    """The assets ``value`` holds, in the order a prompt numbers them."""
+    collector = AssetCollector()
+    collector.swap(value)
+    return collector.assets
+
+
+# -- required assets --------------------------------------------------------------------------
+
+_LISTED = 10
+
+
+def check_given_assets(registry: NodeRegistry, state: RunState) -> None:
+    """Raise when a required asset field of a node instance has no value.
+
+    Assets are inputs only (DESIGN D2): no step writes one, so a required asset field
+    that the inputs, its default and the commands leave empty would fail the run only
+    after every call. Instances not known before the run (``[*]``) are not checked.
+
+    Raises:
+        ExecutionError: Naming every such field, by its instance path.
+    """
+    missing = list(_missing_assets(registry, state))
+    if not missing:
+        return
+    shown = [f"{path} ({label!r})" for path, label in missing[:_LISTED]]
+    more = f" and {len(missing) - _LISTED} more" if len(missing) > _LISTED else ""
+    name = missing[0][1].rpartition(".")[2]
+    raise ExecutionError(
+        f"Missing asset(s): {', '.join(shown)}{more}; assets are inputs, and no input, "
+        "default or command gives these\n"
+        "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or "
+        f"make the field optional with a default of None ({name}: Asset | None = None)"
+    )
+
+
+def _missing_assets(registry: NodeRegistry, state: RunState) -> Iterator[tuple[str, str]]:
+    """Each required asset field without a value: its instance path and ``Class.field``."""
+    for node in registry:
+        names = asset_field_names(node.node_class)
+        fields = node.node_class.model_fields
+        required = [f.name for f in node.fields if f.name in names and fields[f.name].is_required()]
+        for address in state.instances(node.tag) if required else ():
+            values = state.instance(address)
+            if values is None or None in address.indices:
+                continue
+            for name in required:
+                if name not in values:
+                    path = f"{instance_text(registry, address)}.{name}"
+                    yield path, f"{display_name(node.node_class)}.{name}"

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langtree.errors import ExecutionError
-from langtree.prompts.assembly import assemble
-from langtree.prompts.attachments import asset_tokens, content_blocks
+from langtree.prompts.assembly import StepDocument, assemble
+from langtree.prompts.attachments import (
+    AssetSource,
+    AssetSources,
+    asset_tokens,
+    check_given_assets,
+    content_blocks,
+)
 from langtree.prompts.dataflow import EXTERNAL
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState, instance_text
@@ -60,6 +66,8 @@ class StepPrompt:
         token_budget: The most tokens the step's model may receive, when configured
             (``RunStructure({"token_budget": ...})``).
         assets: The assets sent with the human message, in the order of their numbers.
+        asset_fields: Where each of ``assets`` was given, e.g. ``'TaskDescribe.photo'``
+            (see :class:`~langtree.prompts.attachments.AssetSources`).
     """
 
     step_id: str
@@ -73,6 +81,7 @@ class StepPrompt:
     variables: Mapping[str, object]
     token_budget: int | None = None
     assets: tuple[Asset, ...] = ()
+    asset_fields: tuple[str, ...] = ()
 
     @property
     def over_budget(self) -> bool:
@@ -123,8 +132,9 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
     """Assemble the prompt of every step instance of the plan.
 
     Raises:
-        ExecutionError: External variables are missing, a command's data does not fit,
-            or an input or variable holds a lone surrogate (text no prompt can carry).
+        ExecutionError: External variables or required assets are missing, a command's
+            data does not fit, or an input or variable holds a lone surrogate (text no
+            prompt can carry).
         StructureError: The template fails to render.
     """
     state = RunState.start(setup.registry, setup.inputs)
@@ -132,6 +142,7 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
     walk = dry_run(setup.registry, setup.analysis.flows, setup.plan.steps, state, setup.config)
     prompts = [builder.build(step, address) for step, address in walk]
     builder.check_missing()
+    check_given_assets(setup.registry, state)
     return prompts
 
 
@@ -165,19 +176,29 @@ class PromptBuilder:
         self.prompt_names = prompt_names
         self.known = known
         self.missing: dict[str, set[str]] = {}
+        self._sources: AssetSources | None = None
 
-    def build(self, step: PlanStep, address: Address) -> StepPrompt:
-        external = _external_values(self.state) | dict(self.variables)
-        registry = self.state.registry
-        document = assemble(
-            registry,
+    def document(self, step: PlanStep, address: Address) -> StepDocument:
+        """The assembled Markdown of one step instance, before the template renders it."""
+        return assemble(
+            self.state.registry,
             self.state,
             address,
             step.fields,
-            external,
+            _external_values(self.state) | dict(self.variables),
             prompt_names=self.prompt_names,
             known=self.known,
         )
+
+    def asset_source(self, asset: Asset) -> AssetSource:
+        """Where ``asset`` was given (the sources are found once, when first asked)."""
+        if self._sources is None:
+            self._sources = AssetSources(self.state.registry, self.state, self.variables)
+        return self._sources.of(asset)
+
+    def build(self, step: PlanStep, address: Address) -> StepPrompt:
+        registry = self.state.registry
+        document = self.document(step, address)
         root = registry.path(step.node_tag)[0].tag
         for name in document.missing:
             self.missing.setdefault(name, set()).add(root)
@@ -206,6 +227,7 @@ class PromptBuilder:
             model=step.model,
             variables=document.variables,
             assets=document.assets,
+            asset_fields=tuple(self.asset_source(asset).label for asset in document.assets),
         )
 
     def check_missing(self) -> None:

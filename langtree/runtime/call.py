@@ -16,7 +16,8 @@ fate:
   passed ``call_timeout``): asked again with the same messages up to
   ``RetryPolicy.max_retries`` times, after a backoff or the provider's ``Retry-After``
   (which also pauses the model's other calls: :class:`Cooldown`);
-- *permanent* (anything else): not asked again.
+- *permanent* (anything else, and a provider's refusal of the assets sent, see
+  :mod:`langtree.runtime.refusals`): not asked again.
 
 Every call, failed or not, gets its trace record as soon as it returns. Before each call
 the run's ``rate_limit`` is waited for (:mod:`langtree.runtime.rate_limit`; a replayed
@@ -63,6 +64,7 @@ from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
 from langtree.runtime.progress import announce_replayed
 from langtree.runtime.rate_limit import RateLimiter
+from langtree.runtime.refusals import as_refusal
 from langtree.runtime.replies import (
     CUT_OFF,
     Reading,
@@ -360,9 +362,11 @@ class StepCall:
             meter.settle(prompt.token_count, None)
             raise
         # A provider may raise any type: each error is classified and recorded, and
-        # the step's fate follows from its kind (nothing is dropped).
+        # the step's fate follows from its kind (nothing is dropped); one that refuses
+        # the assets sent becomes LangTree's own, naming them (permanent).
         except Exception as error:  # noqa: BLE001
-            return self._raised(call, error, time.perf_counter() - started, waited)
+            refused = as_refusal(error, prompt, self.model)
+            return self._raised(call, refused, time.perf_counter() - started, waited)
         latency = time.perf_counter() - started
         usage = reported_usage(reading.message)
         meter.settle(prompt.token_count, usage)

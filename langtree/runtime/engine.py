@@ -14,9 +14,10 @@ another task fed by an ``@each`` over the sections waits for all of them.
 ``max_concurrency`` caps the model calls in flight across the whole run.
 
 Each instance's messages are assembled (and their tokens counted) once, from the values
-known when it starts, exactly as the dry run assembles them. Before the first call no
-prompt is assembled: the dry run's commands are replayed and the root tasks' texts are
-scanned for missing external variables (:mod:`langtree.runtime.precheck`). A step that
+known when it starts, exactly as the dry run assembles them. Before the first call the
+dry run's commands are replayed, the root tasks' texts are scanned for missing external
+variables, and required assets and the assets a model cannot read are checked
+(:mod:`langtree.runtime.precheck`). A step that
 does not depend on another may start before or after that one finishes, so its context
 can differ from run to run in the values of such unrelated steps.
 """
@@ -26,11 +27,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
@@ -42,9 +40,9 @@ from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.known_parts import KnownParts
-from langtree.runtime.methods import bind_structured, primary_chat_model
+from langtree.runtime.methods import bind_structured
 from langtree.runtime.outcome import run_result
-from langtree.runtime.precheck import missing_external_variables
+from langtree.runtime.precheck import check_before_calls, model_profile
 from langtree.runtime.provenance import ProvenanceLog
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import Samples, aggregate, sample
@@ -74,8 +72,9 @@ async def execute(
 
     Before any model call, the dry run's commands are replayed offline (mapped values
     that do not fit fail here), the root tasks' texts are checked for missing external
-    variables without assembling any prompt, and every step's model is taken from the
-    provider and bound to its output schema.
+    variables, required assets and assets a model's profile says it cannot read are
+    refused (see :mod:`langtree.runtime.precheck`), and every step's model is taken from
+    the provider and bound to its output schema.
 
     Args:
         setup: The validated, planned run.
@@ -86,14 +85,16 @@ async def execute(
             journal and cache are reported by the dataset, not in the run's result).
 
     Raises:
-        ExecutionError: A setting is out of range, external variables are missing, a
-            command's data does not fit, or the filled tasks do not validate.
+        ExecutionError: A setting is out of range, external variables or required
+            assets are missing, a command's data does not fit, or the filled tasks do
+            not validate.
         StepFailedError: A step instance got no usable output (with
             ``on_error="raise"``); ``error.result`` holds what had finished.
         RunLimitError: The run reached its deadline or a usage limit; ``error.result``
             holds what had finished.
-        StructureError: A step's model key is not in the provider, or the nodes a step
-            generates whole nest too deep for pydantic to build its schema.
+        StructureError: A step's model key is not in the provider, a step would send
+            its model an asset of a kind the model's profile says it lacks, or the nodes
+            a step generates whole nest too deep for pydantic to build its schema.
     """
     setup.settings.check()
     prompts = setup.prompts
@@ -101,8 +102,7 @@ async def execute(
     log = ProvenanceLog(prompts.registry)
     log.record_start(state, prompts.inputs)
     builder = prompts.builder(state)
-    builder.missing = missing_external_variables(prompts)
-    builder.check_missing()
+    check_before_calls(prompts, builder, provider)
     own = shared is None
     calls = SharedCalls.start(setup.settings, provider) if shared is None else shared
     run = _Run(setup, provider, state, builder, log, calls, own=own)
@@ -124,13 +124,6 @@ async def execute(
     finally:
         run.close_files()
     return run.result(stopped=False)
-
-
-def _profile(model: Runnable[Any, Any]) -> Mapping[str, object] | None:
-    """The model's profile (what it takes and produces), when the chat model has one."""
-    chat_model = primary_chat_model(model)
-    profile = chat_model.profile if chat_model is not None else None
-    return dict(profile) if profile else None
 
 
 def _observed() -> bool:
@@ -262,7 +255,7 @@ class _Run:
             context=self.context,
             answer_files=files,
             identity=step_identity(key, model, schema, config.method) if files else "",
-            profile=_profile(model),
+            profile=model_profile(model),
         )
 
     def close_files(self) -> None:

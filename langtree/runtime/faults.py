@@ -29,6 +29,10 @@ called `Timeout` is not mistaken for `requests.Timeout`; no SDK is imported. htt
 `TransportError` is not matched as a whole: its `UnsupportedProtocol` and
 `LocalProtocolError` are mistakes in the request, not trouble on the line.
 
+Rule 2 covers a provider's refusal of the assets a call sent (HTTP 500 "image input is
+not supported" from llama.cpp's server): the call wraps it in an `ExecutionError` first
+(`langtree.runtime.refusals`), so that it is not retried as a server error.
+
 Rule 9 follows an explicit `raise ... from cause`, one level deep, as wrappers around a
 provider's error use it; the implicit `__context__` (an error raised while handling
 another) is never read, and neither is the cause of LangTree's own errors.
@@ -131,8 +135,9 @@ def describe_failure(error: BaseException) -> str:
     """One line for the trace: the exception's class name, the HTTP status when known, and
     its message, e.g. "RateLimitError (HTTP 429): Rate limit reached for requests".
 
-    Whitespace in the message is collapsed and a long message is cut at 300 characters.
-    Never raises (unless the exception's own `__str__` does).
+    Whitespace in the message is collapsed and a long message is cut at 300 characters,
+    except LangTree's own, whose parts are cut already (a refusal holds the provider's
+    description). Never raises (unless the exception's own `__str__` does).
 
     >>> describe_failure(TimeoutError())
     'TimeoutError: the call timed out'
@@ -142,7 +147,7 @@ def describe_failure(error: BaseException) -> str:
     message = " ".join(str(error).split())
     if not message and isinstance(error, TimeoutError):
         message = "the call timed out"
-    if len(message) > _LONGEST_MESSAGE:
+    if len(message) > _LONGEST_MESSAGE and not isinstance(error, LangTreeError):
         message = message[: _LONGEST_MESSAGE - 1] + "…"
     return f"{head}: {message}" if message else head
 

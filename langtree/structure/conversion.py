@@ -41,6 +41,7 @@ from langtree.structure.annotations import (
     strip_annotated,
     union_members,
 )
+from langtree.structure.assets import Asset
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["convert_value"]
@@ -222,6 +223,9 @@ def _to_enum(value: object, target: type[Enum], config: TypeMappingConfig) -> En
 
 
 def _to_model(value: object, target: type[BaseModel], config: TypeMappingConfig) -> BaseModel:
+    if isinstance(value, str) and target is Asset:
+        # An asset's text is a URL, a path or a data: URI, as in the inputs, not JSON.
+        return _validated(value, target, lambda: target.model_validate(value))
     if isinstance(value, str):
         text = _parsed(value, target, config)
         return _validated(value, target, lambda: target.model_validate_json(text))

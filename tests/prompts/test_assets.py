@@ -209,3 +209,155 @@ def test_content_blocks_for_each_kind() -> None:
         {"type": "audio", "mime_type": "audio/wav", "base64": "UklGRg=="},
         {"type": "file", "mime_type": "application/pdf", "base64": "JVBERg=="},
     ]
+
+
+# -- assets in plain containers ------------------------------------------------------------
+
+
+class TaskCatalogue(TreeNode):
+    """
+    Describe the product from {views}.
+    """
+
+    cover: Asset | None = Field(default=None, description="The cover photo, if any.")
+    views: dict[str, Asset] = Field(description="Photos by the side they show.")
+    pages: list[Asset] = Field(default=[], description="The leaflet's pages.")
+    blurb: str = Field(description="Three sentences.")
+
+
+def catalogue(values: dict[str, object]):  # type: ignore[no-untyped-def]
+    structure = RunStructure()
+    structure.add(TaskCatalogue)
+    [prompt] = structure.prompts({TaskCatalogue: values})
+    return prompt
+
+
+def test_assets_in_dicts_lists_and_optional_fields_are_numbered_in_order() -> None:
+    cover = Asset(url="https://e.com/cover.png", title="Cover")
+    front, back = Asset(url="https://e.com/front.png"), Asset(url="https://e.com/back.jpg")
+    page = Asset(url="https://e.com/page.pdf", title="Page 1")
+    prompt = catalogue(
+        {"cover": cover, "views": {"front": front, "back": back}, "pages": [page, front]}
+    )
+
+    assert prompt.assets == (front, back, cover, page)
+    assert [block["url"] for block in prompt.messages[1].content[1:]] == [
+        "https://e.com/front.png",
+        "https://e.com/back.jpg",
+        "https://e.com/cover.png",
+        "https://e.com/page.pdf",
+    ]
+    views = '{\n  "front": "[image 1]",\n  "back": "[image 2]"\n}'
+    assert prompt.messages[1].text == (
+        f"# Catalogue\n\nDescribe the product from {views}.\n\n"
+        "## Blurb\n\nThree sentences.\n\n"
+        "# Context\n\n## Cover\n\n[image 3: Cover]\n\n"
+        f"## Views\n\n{views}\n\n"
+        "## Pages\n\n[document 4: Page 1]\n[image 1]\n\n"
+        "# Output\n\nWrite Blurb.\n"
+    )
+    estimate = 3 * ASSET_TOKENS["image"] + ASSET_TOKENS["document"]
+    assert prompt.token_count == count_tokens(prompt.text).count + estimate
+    assert prompt.asset_fields == (
+        "TaskCatalogue.views",
+        "TaskCatalogue.views",
+        "TaskCatalogue.cover",
+        "TaskCatalogue.pages",
+    )
+
+
+def test_an_optional_asset_nobody_gave_is_null() -> None:
+    prompt = catalogue({"views": {}})
+    assert prompt.assets == ()
+    assert "## Cover\n\nnull\n\n## Views\n\n{}\n\n## Pages\n\n[]\n" in prompt.text
+
+
+# -- required assets ----------------------------------------------------------------------------
+
+
+def test_prompts_refuse_a_required_asset_nobody_gave() -> None:
+    with pytest.raises(ExecutionError) as caught:
+        catalogue({})
+    assert str(caught.value).startswith(
+        "Missing asset(s): task.catalogue.views ('TaskCatalogue.views'); assets are inputs"
+    )
+
+
+class Photo(TreeNode):
+    """Caption the photo."""
+
+    image: Asset = Field(description="The photo.")
+    caption: str = Field(description="One line.")
+
+
+class TaskGallery(TreeNode):
+    """Caption every photo."""
+
+    photos: list[Photo] = Field(description="The photos.")
+
+
+def test_a_missing_asset_is_named_by_its_instance() -> None:
+    structure = RunStructure()
+    structure.add(TaskGallery)
+    photos = [{"image": "https://e.com/0.png"}, {}, {"image": "https://e.com/2.png"}, {}]
+    with pytest.raises(ExecutionError) as caught:
+        structure.prompts({TaskGallery: {"photos": photos}})
+    assert str(caught.value) == (
+        "Missing asset(s): task.gallery.photos[1].image ('Photo.image'), "
+        "task.gallery.photos[3].image ('Photo.image'); assets are inputs, and no input, "
+        "default or command gives these\n"
+        "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or make "
+        "the field optional with a default of None (image: Asset | None = None)"
+    )
+
+
+def test_an_asset_a_command_gives_is_not_missing() -> None:
+    class Frame(TreeNode):
+        """Caption the frame."""
+
+        image: Asset = Field(description="The frame.")
+        caption: str = Field(description="One line.")
+
+    class TaskFilm(TreeNode):
+        """
+        ! @each[stills]->frames@{{value.image=stills}}*
+        Caption every still.
+        """
+
+        stills: list[Asset] = Field(description="The stills.")
+        frames: list[Frame] = Field(default=[], description="The frames.")
+
+    structure = RunStructure()
+    structure.add(TaskFilm)
+    stills = [Asset(url="https://e.com/0.png"), Asset(url="https://e.com/1.png")]
+    prompts = structure.prompts({TaskFilm: {"stills": stills}})
+    assert [prompt.node_path for prompt in prompts] == [
+        "task.film.frames[0]",
+        "task.film.frames[1]",
+    ]
+
+
+def test_a_command_maps_assets_given_as_text() -> None:
+    class Frame(TreeNode):
+        """Caption the frame."""
+
+        image: Asset = Field(description="The frame.")
+        caption: str = Field(description="One line.")
+
+    class TaskReel(TreeNode):
+        """
+        ! @each[stills]->frames@{{value.image=stills}}*
+        Caption every still.
+        """
+
+        stills: list[Asset] = Field(description="The stills.")
+        frames: list[Frame] = Field(default=[], description="The frames.")
+
+    structure = RunStructure()
+    structure.add(TaskReel)
+    stills = ["https://e.com/0.png", "data:image/png;base64,iVBORw=="]
+    prompts = structure.prompts({TaskReel: {"stills": stills}})
+    assert [prompt.assets for prompt in prompts] == [
+        (Asset(url="https://e.com/0.png"),),
+        (Asset(data=b"\x89PNG", media_type="image/png"),),
+    ]

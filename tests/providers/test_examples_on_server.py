@@ -8,7 +8,8 @@ JSON mode constrains the answer to some JSON object only, which SmolLM2-135M fil
 keys of its own rather than those of the form in the prompt. The tests below pin all
 three: the examples run with ``json_schema``, and the other two fail with clear errors.
 SmolLM2 reads no images: the server (without a multimodal projector) refuses the product
-photo example's image with HTTP 500, pinned below.
+photo example's image with HTTP 500, which LangTree reports as a refusal of the photo (not
+retried), pinned below.
 """
 
 import json
@@ -20,9 +21,9 @@ from openai_server import OpenAICompatibleServer
 from pydantic import Field
 
 from langtree import (
+    ExecutionError,
     LLMProvider,
     ModelConfig,
-    RetryPolicy,
     RunStructure,
     StepFailedError,
     TreeNode,
@@ -74,6 +75,8 @@ def test_example_runs_on_chat_openai_with_json_schema(
 def test_the_image_example_fails_where_the_model_reads_no_images(
     openai_compatible_server: OpenAICompatibleServer,
 ) -> None:
+    """The server's refusal (HTTP 500, which would count as a server error) is LangTree's
+    error naming the model, the step and the photo's field, asked once."""
     module = load("product_photo")
     structure = RunStructure(
         provider=provider(openai_compatible_server, module.MODEL_KEYS, "json_schema")
@@ -82,13 +85,23 @@ def test_the_image_example_fails_where_the_model_reads_no_images(
         structure.add(task)
 
     with pytest.raises(StepFailedError) as caught:
-        structure.run(inputs_for("product_photo", module), retry=RetryPolicy(max_retries=0))
+        structure.run(inputs_for("product_photo", module))
 
+    assert caught.value.kind == "permanent"
     (attempt,) = caught.value.attempts
-    assert attempt.failure == "transient"
+    assert attempt.failure == "permanent"
     assert attempt.error is not None
-    assert "HTTP 500" in attempt.error
-    assert "image input is not supported" in attempt.error
+    assert attempt.error.startswith(
+        "ExecutionError: Model 'default' refused the assets that step "
+        "'task.describe_product:colour' sent ('TaskDescribeProduct.photo': image): "
+    )
+    assert "(HTTP 500): Error code: 500 - image input is not supported" in attempt.error
+    assert attempt.error.endswith(
+        '; give the step a model that reads them (! llm("<key>") on the node or field)'
+    )
+    refusal = caught.value.__cause__
+    assert isinstance(refusal, ExecutionError)
+    assert "image input is not supported" in str(refusal.__cause__)
 
 
 class Verdict(Enum):

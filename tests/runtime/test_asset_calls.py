@@ -1,14 +1,27 @@
-"""Assets at run time: content blocks reach the model; a model that lacks the kind fails."""
+"""Assets at run time: content blocks reach the model; what a model cannot read, and a
+required asset nobody gave, stop the run before its first call; a provider's refusal is
+LangTree's error, not retried."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import Field
 
-from langtree import Asset, LLMProvider, ModelConfig, RunStructure, StepFailedError, TreeNode
-from langtree.testing import FakeChatModel
+from langtree import (
+    Asset,
+    ExecutionError,
+    LLMProvider,
+    ModelConfig,
+    RetryPolicy,
+    RunStructure,
+    StepFailedError,
+    StructureError,
+    TreeNode,
+)
+from langtree.testing import FakeChatModel, FakeRequest
 
 PNG = b"\x89PNG\r\n\x1a\n"
+BLIND = {"image_inputs": False}
 
 
 class TaskCaption(TreeNode):
@@ -51,22 +64,213 @@ def test_trace_keeps_the_blocks() -> None:
     assert record.token_count > 85
 
 
-def test_model_whose_profile_lacks_the_kind_is_never_called() -> None:
-    model = FakeChatModel(profile={"image_inputs": False})
-    with pytest.raises(StepFailedError) as caught:
-        run_with(model).run(
-            {TaskCaption: {"photo": Asset(url="https://e.com/a.png", title="Front")}}
-        )
-    assert model.calls == []
-    assert caught.value.kind == "permanent"
-    assert caught.value.attempts[0].error == (
-        "ExecutionError: Model 'default' cannot take the assets of task.caption: image 1 "
-        "('Front') needs 'image_inputs', which the model's profile says it lacks; give the "
-        "step a model that reads them (llm(...))"
+# -- a model whose profile lacks the kind ------------------------------------------------------
+
+
+class TaskListing(TreeNode):
+    """
+    ! @sequential
+    Write a shop listing for the product in the photo.
+    """
+
+    photo: Asset = Field(description="The product photo.")
+    description: str = Field(description="Two sentences.")
+    slogan: str = Field(
+        description="""
+        One line.
+
+        ! llm("blind")
+        """
+    )
+    tagline: str = Field(
+        description="""
+        A few words.
+
+        ! llm("blind")
+        """
     )
 
 
-def test_model_whose_profile_takes_the_kind_is_called() -> None:
-    model = FakeChatModel(profile={"image_inputs": True, "pdf_inputs": False})
-    run_with(model).run({TaskCaption: {"photo": "https://e.com/a.png"}})
+LISTING = {TaskListing: {"photo": Asset(url="https://e.com/kettle.png", title="Front")}}
+
+
+def listing(vision: FakeChatModel, blind: FakeChatModel | object) -> RunStructure:
+    structure = RunStructure(provider=LLMProvider({"vision": vision, "blind": blind}))
+    structure.add(TaskListing)
+    return structure
+
+
+def test_a_model_whose_profile_lacks_the_kind_stops_the_run_before_its_first_call() -> None:
+    vision, blind = FakeChatModel(), FakeChatModel(profile=BLIND)
+    with pytest.raises(StructureError) as caught:
+        listing(vision, lambda: blind).run(LISTING)
+
+    assert (vision.calls, blind.calls) == ([], [])
+    [diagnostic] = caught.value.diagnostics
+    assert (diagnostic.class_name, diagnostic.field_name) == ("TaskListing", "photo")
+    assert diagnostic.message == (
+        "'TaskListing.photo' holds an image, which model 'blind' cannot read (its profile has "
+        "image_inputs=False): steps 'task.listing:slogan', 'task.listing:tagline' would send it"
+    )
+    assert diagnostic.hint == (
+        'give the steps a model that reads images with ! llm("<key>") on the node or field; '
+        "if 'blind' does read them, correct its profile where the chat model is made "
+        "(profile={..., 'image_inputs': True})"
+    )
+
+
+def test_validate_checks_the_assets_in_the_inputs_against_the_models_built() -> None:
+    structure = listing(FakeChatModel(), FakeChatModel(profile=BLIND))
+    assert structure.validate() == ()  # no asset known without inputs
+    with pytest.raises(StructureError) as caught:
+        structure.validate(LISTING)
+    [diagnostic] = caught.value.diagnostics
+    assert diagnostic.message.startswith("'TaskListing.photo' holds an image, which model 'blind'")
+
+
+def test_validate_builds_no_model_given_as_a_factory() -> None:
+    built: list[FakeChatModel] = []
+
+    def blind() -> FakeChatModel:
+        built.append(FakeChatModel(profile=BLIND))
+        return built[-1]
+
+    assert listing(FakeChatModel(), blind).validate(LISTING) == ()
+    assert built == []
+
+
+def test_one_error_per_field_however_many_instances_would_send_it() -> None:
+    class Shot(TreeNode):
+        """Caption the shot."""
+
+        image: Asset = Field(description="The shot.")
+        caption: str = Field(description="One line.")
+
+    class TaskAlbum(TreeNode):
+        """Caption every shot."""
+
+        shots: list[Shot] = Field(description="The shots.")
+
+    shots = [{"image": f"https://e.com/{n}.png"} for n in range(5)]
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(profile=BLIND)}))
+    structure.add(TaskAlbum)
+    with pytest.raises(StructureError) as caught:
+        structure.run({TaskAlbum: {"shots": shots}})
+    [diagnostic] = caught.value.diagnostics
+    assert diagnostic.message == (
+        "'Shot.image' holds an image, which model 'default' cannot read (its profile has "
+        "image_inputs=False): step 'task.album.shots:caption' would send it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("profile", "asset"),
+    [
+        ({"image_inputs": True, "pdf_inputs": False}, "https://e.com/a.png"),
+        ({"pdf_inputs": False}, {"data": b"notes", "media_type": "text/plain"}),
+        ({"audio_inputs": False}, "https://e.com/a.png"),
+    ],
+    ids=["reads-images", "not-a-pdf", "other-kind"],
+)
+def test_a_profile_that_does_not_say_the_model_lacks_the_kind_lets_it_through(
+    profile: dict[str, bool], asset: object
+) -> None:
+    model = FakeChatModel(profile=profile)
+    run_with(model).run({TaskCaption: {"photo": asset}})
     assert len(model.calls) == 1
+
+
+def test_an_external_variable_that_holds_an_asset_is_named_as_such() -> None:
+    class TaskBrand(TreeNode):
+        """Describe the brand whose logo is {logo}."""
+
+        motto: str = Field(description="The brand's motto.")
+
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(profile=BLIND)}))
+    structure.add(TaskBrand)
+    with pytest.raises(StructureError) as caught:
+        structure.run({}, variables={"logo": Asset(url="https://e.com/logo.png")})
+    [diagnostic] = caught.value.diagnostics
+    assert diagnostic.class_name is None
+    assert diagnostic.message == (
+        "\"variables['logo']\" holds an image, which model 'default' cannot read (its profile "
+        "has image_inputs=False): step 'task.brand:motto' would send it"
+    )
+
+
+# -- a provider's refusal ------------------------------------------------------------------------
+
+
+class ServerError(Exception):
+    """What an SDK raises for an HTTP error status (as ``openai.APIStatusError``)."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [
+        ("image input is not supported - hint: you may need to provide the mmproj", 500),
+        ("Invalid content type. image_url is only supported by certain models.", 400),
+    ],
+    ids=["llama.cpp", "openai"],
+)
+def test_a_providers_refusal_is_named_and_not_retried(message: str, status: int) -> None:
+    def refuse(request: FakeRequest) -> dict[str, object]:
+        raise ServerError(message, status)
+
+    model = FakeChatModel(refuse)
+    with pytest.raises(StepFailedError) as caught:
+        run_with(model).run({TaskCaption: {"photo": Asset(url="https://e.com/a.png")}})
+
+    assert len(model.calls) == 1
+    assert caught.value.kind == "permanent"
+    [attempt] = caught.value.attempts
+    assert attempt.error == (
+        "ExecutionError: Model 'default' refused the assets that step 'task.caption:caption' "
+        f"sent ('TaskCaption.photo': image): ServerError (HTTP {status}): {message}; give the "
+        'step a model that reads them (! llm("<key>") on the node or field)'
+    )
+    refusal = caught.value.__cause__
+    assert isinstance(refusal, ExecutionError)
+    assert isinstance(refusal.__cause__, ServerError)
+
+
+def test_a_server_error_without_assets_is_still_retried() -> None:
+    attempts: list[FakeRequest] = []
+
+    def fail_once(request: FakeRequest) -> dict[str, object]:
+        attempts.append(request)
+        if len(attempts) == 1:
+            raise ServerError("image input is not supported", 500)
+        return {"caption": "A kettle."}
+
+    class TaskPlain(TreeNode):
+        """Caption the product."""
+
+        name: str = Field(description="The product.")
+        caption: str = Field(description="One sentence.")
+
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(fail_once)}))
+    structure.add(TaskPlain)
+    result = structure.run({TaskPlain: {"name": "Kettle"}}, retry=RetryPolicy(initial_delay=0))
+    assert result[TaskPlain].caption == "A kettle."
+    assert [record.failure for record in result.trace] == ["transient", None]
+
+
+# -- required assets ---------------------------------------------------------------------------
+
+
+def test_a_required_asset_nobody_gave_stops_the_run_before_its_first_call() -> None:
+    model = FakeChatModel()
+    with pytest.raises(ExecutionError) as caught:
+        run_with(model).run({TaskCaption: {}})
+    assert model.calls == []
+    assert str(caught.value) == (
+        "Missing asset(s): task.caption.photo ('TaskCaption.photo'); assets are inputs, and "
+        "no input, default or command gives these\n"
+        "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or make "
+        "the field optional with a default of None (photo: Asset | None = None)"
+    )
