@@ -815,7 +815,7 @@ def test_python_dash_m_langtree_is_the_langtree_command() -> None:
     )
 
     assert (finished.returncode, finished.stderr) == (0, "")
-    assert finished.stdout.startswith("usage: langtree [-h] COMMAND ...\n")
+    assert finished.stdout.startswith("usage: langtree [-h] [--version] COMMAND ...\n")
 
 
 def test_run_resumes_from_its_journal_counting_replayed_calls_apart(

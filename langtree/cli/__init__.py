@@ -1,22 +1,26 @@
 """The ``langtree`` command line.
 
 ``langtree check PATH_OR_MODULE...`` validates every ``Task*`` class found, together, and
-prints problems compiler style. ``langtree graph PATH_OR_MODULE...`` prints the plan as a
-Mermaid flowchart. ``langtree prompts PATH[:TaskName] [--input FILE.json]`` prints every
+prints problems compiler style. ``langtree graph PATH_OR_MODULE... [--input FILE.json]``
+prints the plan as a Mermaid flowchart (the fields the inputs give are known, not
+generated). ``langtree prompts PATH[:TaskName] [--input FILE.json]`` prints every
 prompt a run would send, with its token count, as Markdown. ``langtree run
 PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
 tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
 ``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
-``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run that fails,
-reaches a limit or is interrupted prints what had finished and exits with 1 (130 for
-Ctrl-C).
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run whose tasks
+need inputs that no step generates (assets without a default) and that ``--input`` does
+not give is refused before any call. A run that fails, reaches a limit or is interrupted
+prints what had finished and exits with 1 (130 for Ctrl-C). ``langtree --version`` prints
+the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
-environment errors (bad arguments, a missing file, an ``--input`` that cannot be read or
-is not a JSON object, a ``--model`` that cannot be built); 130 Ctrl-C; 141 the reader of
-the output went away (``langtree run ... | head -1``), the status a shell reports for a
-program ended by a broken pipe. Each error is one message without a traceback.
+environment errors (bad arguments, a missing file, an ``--input`` that cannot be read, is
+not a JSON object or lacks inputs the run needs, a ``--model`` that cannot be built); 130
+Ctrl-C; 141 the reader of the output went away (``langtree run ... | head -1``), the
+status a shell reports for a program ended by a broken pipe. Each error is one message
+without a traceback.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from langtree import __version__
 from langtree.cli.inputs import read_inputs, variables_from
 from langtree.cli.run import add_run_command
 from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
@@ -80,19 +85,41 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="langtree", description="Check, preview and run LangTree prompt trees."
     )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"langtree {__version__}",
+        help="print the version and exit",
+    )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    for name, handler, summary in (
-        ("check", _check, "validate every Task class in files or modules"),
-        ("graph", _graph, "print the execution plan as a Mermaid flowchart"),
-    ):
-        command = commands.add_parser(name, help=summary, description=summary)
-        command.add_argument(
-            "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
-        )
-        command.set_defaults(handler=handler)
+    _add_targets_command(commands, "check", _check, "validate every Task class in files or modules")
+    graph = _add_targets_command(
+        commands, "graph", _graph, "print the execution plan as a Mermaid flowchart"
+    )
+    graph.add_argument(
+        "--input",
+        type=Path,
+        metavar="FILE.json",
+        help="input values as JSON, by task class name or tag: the fields they give are "
+        "known, not generated",
+    )
     _add_prompts_command(commands)
     add_run_command(commands)
     return parser
+
+
+def _add_targets_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    summary: str,
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=summary, description=summary)
+    command.add_argument(
+        "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
+    )
+    command.set_defaults(handler=handler)
+    return command
 
 
 def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -133,7 +160,8 @@ def _graph(arguments: argparse.Namespace) -> int:
     structure = valid_structure(arguments.targets)
     if structure is None:
         return 1
-    print(structure.plan().to_mermaid())
+    inputs = read_inputs(arguments.input, structure, "")
+    print(structure.plan(inputs).to_mermaid())
     return 0
 
 

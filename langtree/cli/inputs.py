@@ -7,7 +7,8 @@ from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.errors import LangTreeError
-from langtree.structure.tree import task_tag
+from langtree.structure.annotations import render_type
+from langtree.structure.tree import NodeField, task_tag
 
 MAX_INPUT_DEPTH = 100
 """The most levels of objects and arrays ``--input`` may nest (deeper values would exhaust
@@ -40,6 +41,47 @@ def read_inputs(
             if key in values:
                 return {tag: values[key]}
     return {tag: values}
+
+
+def require_inputs(
+    structure: RunStructure, inputs: dict[object, object], task_name: str, path: Path | None
+) -> None:
+    """Refuse a run whose tasks need inputs that ``inputs`` (read from ``path``) lack.
+
+    With ``task_name``, only that task runs, and the file holds its own values.
+
+    Raises:
+        LangTreeError: Naming each missing field with its type, and how to give it.
+    """
+    missing = structure.missing_inputs(inputs)
+    if task_name:
+        missing = {tag: fields for tag, fields in missing.items() if tag == task_tag(task_name)}
+    if not missing:
+        return
+    lines = [
+        f"  - {structure.tasks[tag].__name__}.{node_field.name}: "
+        f"{render_type(node_field.annotation)}"
+        for tag, fields in missing.items()
+        for node_field in fields
+    ]
+    example = _missing_example(structure, missing, by_task=not task_name)
+    how = "pass them with --input FILE.json" if path is None else f"add them to {str(path)!r}"
+    raise LangTreeError(
+        "Missing input(s): no step generates them and nothing else gives them a value\n"
+        + "\n".join(lines)
+        + f"\n  hint: {how}, e.g. {example}"
+    )
+
+
+def _missing_example(
+    structure: RunStructure, missing: dict[str, tuple[NodeField, ...]], *, by_task: bool
+) -> str:
+    """The missing fields as the JSON an input file holds, ``"..."`` for each value."""
+    values = {
+        structure.tasks[tag].__name__: {node_field.name: "..." for node_field in fields}
+        for tag, fields in missing.items()
+    }
+    return json.dumps(values if by_task else next(iter(values.values())))
 
 
 def _inputs_hint(structure: RunStructure, task_name: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from langtree.api import RunStructure
-from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.inputs import read_inputs, require_inputs, variables_from
 from langtree.cli.models import model_keys, provider_for
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.trees import valid_structure
@@ -154,6 +154,8 @@ def run_tree(arguments: argparse.Namespace) -> int:
         return 1
     rows = is_rows_file(arguments.input)
     inputs = {} if rows else read_inputs(arguments.input, checked, task_name, unwrap=True)
+    if not rows:
+        require_inputs(checked, inputs, task_name, arguments.input)
     variables = variables_from(arguments.var)
     keys = model_keys(checked, inputs)
     provider = provider_for(arguments.model, keys, arguments.method)

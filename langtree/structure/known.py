@@ -26,10 +26,17 @@ from langtree.structure.assets import holds_asset
 from langtree.structure.defaults import type_adapter
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.registry import NodeRegistry, ResolvedPath
-from langtree.structure.tree import Node, node_diagnostic
+from langtree.structure.tree import Node, NodeField, node_diagnostic
 from langtree.structure.tree_node import display_name
 
-__all__ = ["KnownFields", "field_holder", "known_fields", "supplied_fields"]
+__all__ = [
+    "KnownFields",
+    "field_holder",
+    "known_fields",
+    "missing_inputs",
+    "supplied_fields",
+    "written_fields",
+]
 
 KnownFields: TypeAlias = dict[str, set[str]]
 """Known field names by node tag."""
@@ -40,16 +47,57 @@ _SEQUENCES = (list, tuple, set, frozenset)
 def known_fields(registry: NodeRegistry, flows: list[Flow], supplied: KnownFields) -> KnownFields:
     """The known fields of every node: defaults, ``value`` targets and supplied fields."""
     known: KnownFields = {
-        node.tag: {f.name for f in node.fields if f.has_known_default or holds_asset(f.annotation)}
-        | supplied.get(node.tag, set())
+        node.tag: {f.name for f in node.fields if _known_alone(f)} | supplied.get(node.tag, set())
         for node in registry
     }
+    for tag, names in written_fields(registry, flows).items():
+        known[tag] |= names
+    return known
+
+
+def written_fields(registry: NodeRegistry, flows: list[Flow]) -> KnownFields:
+    """The fields that ``value`` mappings write, by node tag."""
+    written: KnownFields = {}
     for flow in flows:
         creates = _creates_nodes(flow)
         for mapping_flow in flow.mappings:
             for tag, name in _written_fields(registry, flow, mapping_flow, creates=creates):
-                known[tag].add(name)
-    return known
+                written.setdefault(tag, set()).add(name)
+    return written
+
+
+def missing_inputs(
+    registry: NodeRegistry, flows: list[Flow], supplied: KnownFields
+) -> dict[str, tuple[NodeField, ...]]:
+    """The required fields of each root task that only the caller can fill, left unfilled.
+
+    Such a field is known, so no step generates it (it holds assets, inputs only), yet
+    nothing gives it a value: it has no default, is not supplied, and no ``value`` mapping
+    writes it. A run would end with the field missing.
+
+    Returns:
+        The fields by root task tag, in declaration order; tasks that lack none are left
+        out.
+    """
+    written = written_fields(registry, flows)
+    missing: dict[str, tuple[NodeField, ...]] = {}
+    for root in registry.roots():
+        filled = supplied.get(root.tag, set()) | written.get(root.tag, set())
+        unfilled = tuple(
+            f
+            for f in root.fields
+            if _known_alone(f)
+            and f.name not in filled
+            and root.node_class.model_fields[f.name].is_required()
+        )
+        if unfilled:
+            missing[root.tag] = unfilled
+    return missing
+
+
+def _known_alone(node_field: NodeField) -> bool:
+    """Known whatever the caller and the commands do: by a default, or as inputs only."""
+    return node_field.has_known_default or holds_asset(node_field.annotation)
 
 
 def _creates_nodes(flow: Flow) -> bool:

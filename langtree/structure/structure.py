@@ -10,10 +10,10 @@ from collections.abc import Collection, Iterator, Mapping
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.analysis import Analysis, analyse, replan
 from langtree.structure.config import ConfigInput, StructureConfig
-from langtree.structure.known import supplied_fields
+from langtree.structure.known import missing_inputs, supplied_fields
 from langtree.structure.plan import ExecutionPlan
 from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, build_task_nodes, task_tag
+from langtree.structure.tree import Node, NodeField, build_task_nodes, task_tag
 from langtree.structure.tree_node import TreeNode, display_name
 
 __all__ = ["TreeStructure"]
@@ -134,6 +134,27 @@ class TreeStructure:
                 instances, or name fields the nodes lack.
         """
         return self._checked(inputs).plan
+
+    def missing_inputs(
+        self, inputs: Mapping[object, object] | None = None
+    ) -> dict[str, tuple[NodeField, ...]]:
+        """The required fields of the root tasks that only the caller can give, and
+        ``inputs`` do not.
+
+        No step generates such a field (it holds assets, inputs only), it has no default,
+        and no ``value`` mapping writes it: a run without it would end with it missing.
+
+        Args:
+            inputs: What the caller will supply, as for :meth:`plan`.
+
+        Returns:
+            The fields by task tag, in declaration order; tasks that lack none are left out.
+
+        Raises:
+            StructureError: The inputs name no added task, or hold values that do not fit.
+        """
+        supplied = supplied_fields(self._registry, self._inputs_by_tag(inputs or {}))
+        return missing_inputs(self._registry, list(self._analyse().flows), supplied)
 
     def _checked(self, inputs: Mapping[object, object] | None) -> Analysis:
         """The analysis for these inputs; every error it holds is raised."""

@@ -1,4 +1,8 @@
-"""The texts of a node class: its docstring and its fields' descriptions, with commands."""
+"""The texts of a node class: its docstring and its fields' descriptions, with commands.
+
+They are read as the author wrote them (:func:`~langtree.structure.tree_node.written_texts`):
+pydantic holds the descriptions without their commands.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from pydantic import BaseModel
 from langtree.dsl.extraction import Extraction, extract_commands
 from langtree.errors import CommandParseError, Diagnostic
 from langtree.structure.origins import Origin, class_origins
+from langtree.structure.tree_node import written_texts
 
 __all__ = ["ClassText", "class_parse_diagnostics", "parse_error_diagnostic", "read_class_texts"]
 
@@ -47,8 +52,9 @@ def class_parse_diagnostics(cls: type[BaseModel]) -> list[Diagnostic]:
 
 def _texts(cls: type[BaseModel]) -> list[tuple[str | None, Origin]]:
     origins = class_origins(cls)
-    descriptions = [(info.description, origins[name]) for name, info in cls.model_fields.items()]
-    return [(cls.__doc__, origins[None]), *descriptions]
+    written = written_texts(cls)
+    descriptions = [(written.descriptions[name], origins[name]) for name in cls.model_fields]
+    return [(written.docstring, origins[None]), *descriptions]
 
 
 def _read(text: str | None, origin: Origin) -> ClassText:

@@ -1,16 +1,97 @@
-"""The base class of every node in a prompt tree."""
+"""The base class of every node in a prompt tree, and the texts its subclasses keep.
+
+A node class's docstring and its fields' descriptions hold prompt text and command lines
+(``! ...``). The commands are for LangTree alone, so a ``TreeNode`` subclass hands the
+rest of the world its texts without them: ``model_fields[name].description`` and
+``model_json_schema()`` (which LangChain's structured output, OpenAI's ``response_format``
+and FastAPI read) show the prose, command lines removed and the rest dedented as in a
+prompt (DESIGN D10). The texts as written stay with LangTree: :func:`written_texts`.
+
+``cls.__doc__`` is left as written. It is Python's documentation of the class, the text
+``help()``, IDEs, doctest and Sphinx show, and they should agree with the source; the
+JSON schema's ``description``, the docstring that is handed to other programs, is the
+prose.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import inspect
+import sys
+import weakref
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["TreeNode", "display_name"]
+from pydantic import BaseModel, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from langtree.dsl.extraction import extract_commands
+from langtree.dsl.tokenizer import split_lines
+from langtree.errors import CommandParseError
+
+__all__ = ["TreeNode", "WrittenTexts", "display_name", "without_commands", "written_texts"]
 
 
-class TreeNode(BaseModel):
-    # No docstring on purpose: a node's docstring is its prompt text, and the base class
-    # must not lend one to subclasses that have none.
-    pass
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WrittenTexts:
+    """A node class's texts as its author wrote them, commands included.
+
+    Attributes:
+        docstring: The class's docstring (``cls.__doc__``).
+        descriptions: Each field's description, by field name in declaration order.
+    """
+
+    docstring: str | None
+    descriptions: dict[str, str | None]
+
+
+_WRITTEN: weakref.WeakKeyDictionary[type, dict[str, str | None]] = weakref.WeakKeyDictionary()
+"""The descriptions as written, kept when a class's fields lose their commands."""
+
+
+def written_texts(cls: type[BaseModel]) -> WrittenTexts:
+    """The docstring and field descriptions of ``cls`` as written, commands included.
+
+    A ``TreeNode`` subclass's fields show their descriptions without commands; this is
+    where LangTree reads them. A field a class inherits has the text its base wrote.
+
+    >>> from pydantic import Field
+    >>> class Note(TreeNode):
+    ...     text: str = Field(description="! llm('fast')\\nThe note.")
+    >>> Note.model_fields["text"].description
+    'The note.'
+    >>> written_texts(Note).descriptions
+    {'text': "! llm('fast')\\nThe note."}
+    """
+    descriptions = _WRITTEN.get(cls)
+    if descriptions is None:
+        descriptions = _descriptions_as_written(cls)
+    return WrittenTexts(docstring=cls.__doc__, descriptions=dict(descriptions))
+
+
+def without_commands(text: str | None) -> str | None:
+    """``text`` as pydantic shows it: command lines removed, the rest dedented.
+
+    A text without command lines stays as it is; one that held only commands becomes
+    ``None``. When a command does not parse (LangTree reports it when the class is added),
+    only the lines that start with ``!`` go.
+
+    >>> without_commands("! @parallel\\n    Summarise the report.")
+    'Summarise the report.'
+    >>> without_commands("! resample(3)") is None
+    True
+    """
+    if not isinstance(text, str) or not any(
+        line.lstrip().startswith("!") for line in split_lines(text)
+    ):
+        return text
+    try:
+        prose = extract_commands(text).text
+    except CommandParseError:
+        kept = (line for line in split_lines(text) if not line.lstrip().startswith("!"))
+        prose = inspect.cleandoc("\n".join(kept))
+    return prose or None
 
 
 def display_name(cls: type) -> str:
@@ -21,3 +102,87 @@ def display_name(cls: type) -> str:
     'TreeNode'
     """
     return cls.__qualname__.rsplit("<locals>.", 1)[-1]
+
+
+def _adopt(cls: type[BaseModel]) -> None:
+    """Keep the descriptions of ``cls`` as written (once), then remove their commands."""
+    if cls not in _WRITTEN:
+        _WRITTEN[cls] = _descriptions_as_written(cls)
+    for info in cls.__pydantic_fields__.values():
+        info.description = without_commands(info.description)
+
+
+def _descriptions_as_written(cls: type[BaseModel]) -> dict[str, str | None]:
+    """The descriptions before ``cls`` removes their commands: its own fields' as they
+    are, an inherited field's as its base wrote it (pydantic copies the base's field,
+    whose description already lost its commands)."""
+    own = _own_annotations(cls)
+    return {
+        name: info.description if name in own else _inherited(cls, name, info.description)
+        for name, info in cls.__pydantic_fields__.items()
+    }
+
+
+def _inherited(cls: type[BaseModel], name: str, description: str | None) -> str | None:
+    # Pydantic takes an inherited field from the first base that has it.
+    for base in cls.__bases__:
+        if issubclass(base, BaseModel) and name in base.__pydantic_fields__:
+            return written_texts(base).descriptions[name]
+    return description
+
+
+if sys.version_info >= (3, 14):
+    import annotationlib
+
+    def _own_annotations(cls: type) -> Collection[str]:
+        # Forward references stay unevaluated: only the names count.
+        return annotationlib.get_annotations(cls, format=annotationlib.Format.FORWARDREF)
+
+else:
+
+    def _own_annotations(cls: type) -> Collection[str]:
+        return inspect.get_annotations(cls)
+
+
+def _clean_schema(json_schema: JsonSchemaValue) -> None:
+    """Remove the command lines from a model schema's description and its properties'."""
+    described = [json_schema, *json_schema.get("properties", {}).values()]
+    for schema in described:
+        text = schema.get("description")
+        if isinstance(text, str):
+            prose = without_commands(text)
+            if prose is None:
+                del schema["description"]
+            else:
+                schema["description"] = prose
+
+
+# Defined last: pydantic calls __pydantic_on_complete__ while it creates the class itself.
+class TreeNode(BaseModel):
+    # No docstring on purpose: a node's docstring is its prompt text, and the base class
+    # must not lend one to subclasses that have none.
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        # Called once the fields are final: when the class is created, or on the
+        # model_rebuild() that resolves a forward reference, which makes those fields
+        # anew from their definitions, commands and all.
+        super().__pydantic_on_complete__()
+        _adopt(cls)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # A class still waiting for a forward reference shows its prose meanwhile.
+        if not cls.__pydantic_complete__:
+            _adopt(cls)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler, /
+    ) -> JsonSchemaValue:
+        # Pydantic built the core schema from the descriptions as written, and takes the
+        # docstring as it is: remove the commands from what the JSON schema shows.
+        json_schema = handler(core_schema)
+        _clean_schema(handler.resolve_ref_schema(json_schema))
+        return json_schema

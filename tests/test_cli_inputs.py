@@ -1,0 +1,186 @@
+"""``langtree --version``, ``graph --input``, and runs refused for inputs only the caller has."""
+
+import json
+import textwrap
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from langtree.cli import main
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+PHOTO = json.loads((EXAMPLES / "inputs" / "product_photo.json").read_text())["TaskDescribeProduct"][
+    "photo"
+]
+
+SHOP = '''
+from pydantic import Field
+
+from langtree import Asset, TreeNode
+
+
+class TaskDescribeProduct(TreeNode):
+    """Describe the product in the photo."""
+
+    name: str = Field(description="The product's name.")
+    photo: Asset = Field(description="! @all->task.caption@{{value.photo=photo}}\\nThe photo.")
+    back: Asset | None = Field(description="The back of the box, or null.")
+    description: str = Field(description="Two sentences for the listing.")
+
+
+class TaskCaption(TreeNode):
+    """Caption the photo."""
+
+    photo: Asset = Field(description="The photo.")
+    caption: str = Field(description="A caption.")
+'''
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    status = main(list(arguments))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+
+    assert caught.value.code == 0
+    assert capsys.readouterr().out == f"langtree {version('langtree')}\n"
+
+
+def test_graph_draws_the_fields_the_inputs_give_as_known(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = run(
+        capsys,
+        "graph",
+        str(EXAMPLES / "review_rating.py"),
+        "--input",
+        str(EXAMPLES / "inputs" / "review_rating.json"),
+    )
+
+    assert (status, err) == (0, "")
+    assert out == (
+        "flowchart TD\n"
+        '    s0["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
+        '    s1["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
+        "    s0 --> s1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            '{"TaskNope": {}}',
+            "LangTree found 1 problem:\n\n"
+            "error: Inputs name 'TaskNope', which is not an added task\n"
+            "  hint: the added tasks are 'task.rate_review'\n",
+            id="unknown-task",
+        ),
+        pytest.param(
+            '["Great kettle."]',
+            "Inputs in {path!r} must be a JSON object, not an array\n"
+            '  hint: write the values by task, e.g. {{"TaskRateReview": {{"field": "value"}}}}\n',
+            id="not-an-object",
+        ),
+    ],
+)
+def test_graph_reports_inputs_that_do_not_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    path = write(tmp_path, "inputs.json", text)
+
+    status, out, err = run(
+        capsys, "graph", str(EXAMPLES / "review_rating.py"), "--input", str(path)
+    )
+
+    assert (status, out) == (2, "")
+    assert err == "langtree: error: " + message.format(path=str(path))
+
+
+MISSING = (
+    "langtree: error: Missing input(s): no step generates them and nothing else gives them "
+    "a value\n"
+    "  - TaskDescribeProduct.photo: Asset\n"
+    "  - TaskDescribeProduct.back: Asset | None\n"
+)
+
+
+def test_a_run_without_the_inputs_it_needs_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write(tmp_path, "shop.py", SHOP)
+
+    status, out, err = run(capsys, "run", str(tree), "--model", "fake")
+
+    assert (status, out) == (2, "")
+    assert err == MISSING + (
+        "  hint: pass them with --input FILE.json, e.g. "
+        '{"TaskDescribeProduct": {"photo": "...", "back": "..."}}\n'
+    )
+
+
+def test_a_run_of_one_task_asks_for_its_own_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write(tmp_path, "shop.py", SHOP)
+
+    status, out, err = run(capsys, "run", f"{tree}:TaskDescribeProduct", "--model", "fake")
+
+    assert (status, out) == (2, "")
+    assert err == MISSING + (
+        '  hint: pass them with --input FILE.json, e.g. {"photo": "...", "back": "..."}\n'
+    )
+
+
+def test_an_input_file_that_lacks_them_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write(tmp_path, "shop.py", SHOP)
+    inputs = write(tmp_path, "kettle.json", '{"name": "Kettle K2", "back": null}')
+
+    status, out, err = run(
+        capsys, "run", f"{tree}:TaskDescribeProduct", "--input", str(inputs), "--model", "fake"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: Missing input(s): no step generates them and nothing else gives "
+        "them a value\n"
+        "  - TaskDescribeProduct.photo: Asset\n"
+        f'  hint: add them to {str(inputs)!r}, e.g. {{"photo": "..."}}\n'
+    )
+
+
+def test_a_run_with_the_inputs_it_needs_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write(tmp_path, "shop.py", SHOP)
+    inputs = tmp_path / "kettle.json"
+    inputs.write_text(json.dumps({"TaskDescribeProduct": {"photo": PHOTO, "back": None}}))
+
+    # TaskCaption's photo is written by TaskDescribeProduct's mapping: nothing to give.
+    status, out, _ = run(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
+
+    assert status == 0
+    assert set(json.loads(out)) == {"TaskDescribeProduct", "TaskCaption"}
+
+
+def test_a_run_whose_fields_can_all_be_generated_needs_no_input(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "run", str(EXAMPLES / "review_rating.py"), "--model", "fake")
+
+    assert status == 0
+    assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
