@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Iterator, Mapping
 from dataclasses import replace
-from typing import Protocol, Unpack
+from typing import Protocol, Unpack, cast
 
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
@@ -23,7 +23,7 @@ from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
 from langtree.runtime.precheck import check_asset_support
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
-from langtree.runtime.runnable import RunInputs, run_runnable
+from langtree.runtime.runnable import DEFAULT_NAME, RunInputs, run_runnable
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
 from langtree.runtime.shared import SharedCalls
@@ -209,6 +209,8 @@ class RunStructure(TreeStructure):
         self,
         inputs: Mapping[object, object] | None = None,
         variables: Mapping[str, object] | None = None,
+        *,
+        config: RunnableConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
@@ -221,12 +223,16 @@ class RunStructure(TreeStructure):
         ``KeyboardInterrupt``) carries what had finished. Arguments, errors and result
         as :meth:`arun`.
         """
+        if config is not None:
+            return self._traced(variables, options).invoke(inputs, _checked_config(config))
         return run_interruptible(lambda watch: self._arun(inputs, variables, options, watch))
 
     async def arun(
         self,
         inputs: Mapping[object, object] | None = None,
         variables: Mapping[str, object] | None = None,
+        *,
+        config: RunnableConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
@@ -240,6 +246,10 @@ class RunStructure(TreeStructure):
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
             variables: External prompt variables (``{name}`` in root task texts).
+            config: A LangChain ``RunnableConfig`` (``callbacks``, ``tags``,
+                ``metadata``, ``run_name``): the run is then one traced run (in
+                LangSmith, one trace) named ``run_name`` (default ``"LangTree run"``),
+                with every model call a child run, as :meth:`build`'s runnable does.
             **options: Settings of this run, overriding the config's:
                 ``max_concurrency`` (the most model calls in flight, default 16),
                 ``max_retries`` (how many times invalid output is asked for again,
@@ -255,13 +265,16 @@ class RunStructure(TreeStructure):
             StructureError: The tasks do not validate, the inputs do not fit them (as
                 :meth:`plan`), or a model key is not in the provider.
             ExecutionError: No provider, an unknown or wrong setting, ``variables`` not
-                a mapping of names, missing external variables, or mapped data that does
-                not fit.
+                a mapping of names, ``config`` not a mapping, missing external
+                variables, or mapped data that does not fit.
             StepFailedError: A step instance got no usable output
                 (``error.result`` holds what had finished).
             RunLimitError: The deadline or a usage limit was reached (``error.result``
                 holds what had finished).
         """
+        if config is not None:
+            traced = self._traced(variables, options)
+            return await traced.ainvoke(inputs, _checked_config(config))
         return await self._arun(inputs, variables, options)
 
     async def _arun(
@@ -407,7 +420,7 @@ class RunStructure(TreeStructure):
         self,
         variables: Mapping[str, object] | None = None,
         *,
-        name: str = "LangTree run",
+        name: str = DEFAULT_NAME,
         **options: Unpack[RunOptions],
     ) -> Runnable[RunInputs, RunResult]:
         """The whole run as a LangChain ``Runnable``: inputs mapping in, ``RunResult`` out.
@@ -435,6 +448,16 @@ class RunStructure(TreeStructure):
             raise ExecutionError(
                 f"build() takes a string name, got {name!r}\n  hint: e.g. build(name='review run')"
             )
+        return self._traced(variables, options, name=name)
+
+    def _traced(
+        self,
+        variables: Mapping[str, object] | None,
+        options: RunOptions,
+        *,
+        name: str = DEFAULT_NAME,
+    ) -> Runnable[RunInputs, RunResult]:
+        """The run as a runnable whose LangChain run is the parent of every model call."""
         return run_runnable(
             lambda inputs, watch: self._arun(inputs, variables, options, watch), name=name
         )
@@ -486,6 +509,20 @@ class RunStructure(TreeStructure):
             elif tag is not None:
                 seen[tag] = key
         return found
+
+
+def _checked_config(config: object) -> RunnableConfig:
+    """``config`` once it is a mapping (LangChain checks its entries).
+
+    Raises:
+        ExecutionError: It is not a mapping.
+    """
+    if isinstance(config, Mapping):
+        return cast(RunnableConfig, config)
+    raise ExecutionError(
+        f"config must be a LangChain RunnableConfig (a dict), not {type(config).__name__!r}\n"
+        "  hint: e.g. config={'callbacks': [handler], 'tags': ['nightly'], 'run_name': 'report'}"
+    )
 
 
 def _checked_variables(variables: object) -> Mapping[str, object]:

@@ -23,7 +23,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langtree.runtime.result import RunResult
 from langtree.runtime.setup import RunWatch, run_interruptible
 
-__all__ = ["RunInputs", "StartRun", "run_runnable"]
+__all__ = ["DEFAULT_NAME", "RunInputs", "StartRun", "run_runnable"]
 
 RunInputs = Mapping[object, object] | None
 """The runnable's input: task classes or tags to the caller's values (or ``None``)."""

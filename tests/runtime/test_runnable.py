@@ -164,3 +164,53 @@ def test_progress_counts_answers_replayed_from_the_journal_apart(tmp_path: Any) 
     assert (first.done, first.replayed) == (2, 0)
     assert (second.done, second.replayed, second.failed) == (2, 2, 0)
     assert seen == [(1, 2, 0), (2, 2, 0)]
+
+
+class ChatRecorder(Recorder):
+    """Chain runs as ``Recorder``, and each chat model run's parent and tags."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chats: list[tuple[UUID | None, list[str]]] = []
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.chats.append((parent_run_id, sorted(tags or [])))
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_run_with_a_config_is_one_traced_run(run_async: bool) -> None:
+    recorder = ChatRecorder()
+    config: Any = {"callbacks": [recorder], "tags": ["nightly"], "run_name": "greetings"}
+    inputs = {TaskGreet: {"name": "Ada"}}
+
+    if run_async:
+        result = asyncio.run(structure().arun(inputs, config=config))
+    else:
+        result = structure().run(inputs, config=config)
+
+    assert result[TaskGreet].name == "Ada"
+    [(name, root, _)] = [run for run in recorder.runs if run[2] is None]
+    assert name == "greetings"
+    steps = {run_id: step for step, run_id, parent in recorder.runs if parent == root}
+    assert sorted(steps.values()) == ["task.greet: farewell", "task.greet: greeting"]
+    # Each model call sits below its step's run and carries the run's tags.
+    assert [parent in steps for parent, _ in recorder.chats] == [True, True]
+    assert all("nightly" in tags for _, tags in recorder.chats)
+
+
+def test_a_config_that_is_no_mapping_is_refused() -> None:
+    with pytest.raises(ExecutionError) as caught:
+        structure().run({TaskGreet: {"name": "Ada"}}, config=["callbacks"])  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "config must be a LangChain RunnableConfig (a dict), not 'list'\n"
+        "  hint: e.g. config={'callbacks': [handler], 'tags': ['nightly'], 'run_name': 'report'}"
+    )
