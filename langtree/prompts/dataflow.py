@@ -6,6 +6,10 @@ type, copied so that no two places share a value), creating partial nodes where 
 ``outputs`` targets become context entries. A destination list that already holds a
 different number of elements is an error, never a silent truncation.
 
+A source that was never produced travels as :class:`Absent` (not ``None``), located by
+where it was read; a path that crosses a list without a pluck keeps ``None`` for an
+element without the field, as ``.*.`` does.
+
 Values not known yet travel as :class:`Pending` markers. An ``@each`` over a list that a
 step will produce runs once, at index ``None``: it sends the marker, and a list of nodes
 it writes into becomes a :class:`PendingList` whose element holds what every element
@@ -19,9 +23,10 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 
 from langtree.errors import ExecutionError
+from langtree.prompts.missing_values import iteration_path, report_unsent, source_text
 from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, Output, RunState, copied
-from langtree.prompts.values import Pending
+from langtree.prompts.values import Absent, Pending, first_absent
 from langtree.prompts.writing import is_absolute, write_values
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.tree import NodeField
@@ -95,17 +100,19 @@ def _apply_at(
 ) -> None:
     iterations = _iterations(flow, values)
     for mapping_flow in mappings:
-        sent = [
-            (indices, _source_value(flow, mapping_flow, element, values, indices))
-            for indices, element in iterations
-        ]
+        sent: _Sent = []
+        for indices, element in iterations:
+            value = _source_value(flow, mapping_flow, element, values, indices)
+            if isinstance(value, Absent):
+                value = Absent(source_text(state, flow, mapping_flow, cwd, indices))
+            sent.append((indices, value))
         if mapping_flow.scope != "value":
             _send(state, flow, mapping_flow, cwd, sent)
         elif assign is None:
-            write_values(state, flow, mapping_flow, values, sent, config)
+            write_values(state, flow, mapping_flow, values, sent, config, cwd=cwd)
         else:
             picked = functools.partial(assign, mapping_flow)
-            write_values(state, flow, mapping_flow, values, sent, config, assign=picked)
+            write_values(state, flow, mapping_flow, values, sent, config, cwd=cwd, assign=picked)
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -139,9 +146,12 @@ def _iterate(value: object, depth: int) -> Iterator[tuple[_Indices, object]]:
 
 
 def _child(value: object, name: str) -> object:
+    """A node's field: :class:`Absent` when the node lacks it (or is absent itself)."""
     if isinstance(value, Pending):
         return Pending(value.step_id)
-    return value.get(name) if isinstance(value, dict) else None
+    if isinstance(value, Absent):
+        return value
+    return value.get(name, Absent()) if isinstance(value, dict) else None
 
 
 def _source_value(
@@ -163,21 +173,9 @@ def _source_value(
         start,
         source.fields[consumed:],
         plucks,
-        where=_iteration_path(flow, indices),
+        where=iteration_path(flow, indices),
         fail=functools.partial(_pluck_error, flow, mapping_flow),
     )
-
-
-def _iteration_path(flow: Flow, indices: _Indices) -> str:
-    """Where an iteration's element stands, for messages: ``'sections[2].'``."""
-    if flow.inclusion is None:
-        return ""
-    parts, remaining = [], list(indices)
-    for node_field in flow.inclusion.fields:
-        levels = remaining[: node_field.shape.list_depth]
-        del remaining[: node_field.shape.list_depth]
-        parts.append(node_field.name + "".join(f"[{index}]" for index in levels))
-    return ".".join(parts) + "."
 
 
 def _pluck_error(flow: Flow, mapping_flow: MappingFlow, message: str, hint: str) -> ExecutionError:
@@ -205,7 +203,8 @@ def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...]) -> objec
         return Pending(value.step_id)
     if not isinstance(value, list):
         return value
-    return [_map_levels(item, depth - 1, rest) for item in value]
+    items = (_map_levels(item, depth - 1, rest) for item in value)
+    return [None if isinstance(item, Absent) else item for item in items]
 
 
 # -- prompt and outputs targets --------------------------------------------------------
@@ -214,7 +213,14 @@ def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...]) -> objec
 def _send(
     state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, sent: _Sent
 ) -> None:
-    """Send a ``prompt``/``outputs`` value: the list of per-iteration values for ``@each``."""
+    """Send a ``prompt``/``outputs`` value: the list of per-iteration values for ``@each``.
+
+    Such a target has no default: a source never produced is a missing value.
+    """
+    absent = first_absent([value for _, value in sent])
+    if absent is not None:
+        report_unsent(state, flow, mapping_flow, absent)
+        return
     value = _sent_value(flow, sent)
     leaf = _leaf_destination(flow)
     for address in _destination_addresses(state, flow, cwd):

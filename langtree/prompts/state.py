@@ -10,6 +10,10 @@ Values enter the state as they are, never altered: the caller's inputs (and the
 defaults) when the run starts, a model's output when its step ends. Text that no prompt
 could carry (a lone surrogate) is refused right there, naming where it stands. Nodes
 and values are walked with explicit stacks, so depth is never a ``RecursionError``.
+
+A mapping whose source was never produced and whose target has no default is a missing
+value: an error at once, or, in a run that continues after failures, a
+:class:`MissingValue` kept here.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 from pydantic import BaseModel
 
@@ -28,6 +33,8 @@ from langtree.structure.tree_node import TreeNode
 
 __all__ = [
     "Address",
+    "MissingValue",
+    "OnMissing",
     "Output",
     "RunState",
     "copied",
@@ -63,6 +70,31 @@ class Output:
     field: str | None = None
 
 
+OnMissing: TypeAlias = Literal["raise", "continue"]
+"""What a missing value does: raise an ``ExecutionError`` at once, or be kept in
+:attr:`RunState.missing` while the run goes on (a run with ``on_error="continue"``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissingValue:
+    """A mapping's target that got no value: its source was never produced and the
+    target has no default.
+
+    Attributes:
+        task: The tag of the root task that holds the target.
+        source: Where the source was read, e.g. ``task.research.documents[1].summary``.
+        target: The target, e.g. ``'TaskAnswer.findings[1]'`` or ``{topic} in 'task.answer'``.
+        message: What is wrong, in one line.
+        hint: How to fix it.
+    """
+
+    task: str
+    source: str
+    target: str
+    message: str
+    hint: str
+
+
 @dataclass(slots=True)
 class RunState:
     """The known values of every root task, and what commands sent to instances.
@@ -74,6 +106,8 @@ class RunState:
             (so that one instance's values are found without a scan of every instance's).
         outputs: Context entries sent to an instance, in arrival order.
         generated: The fields of each instance that steps have written.
+        on_missing: What a missing value does (see :data:`OnMissing`).
+        missing: The missing values kept so far (with ``on_missing="continue"``).
     """
 
     registry: NodeRegistry
@@ -82,10 +116,23 @@ class RunState:
     prompt_names: dict[Address, list[str]] = field(default_factory=dict)
     outputs: dict[Address, list[Output]] = field(default_factory=dict)
     generated: dict[Address, set[str]] = field(default_factory=dict)
+    on_missing: OnMissing = "raise"
+    missing: list[MissingValue] = field(default_factory=list)
 
     @classmethod
-    def start(cls, registry: NodeRegistry, inputs: Mapping[str, object]) -> RunState:
+    def start(
+        cls,
+        registry: NodeRegistry,
+        inputs: Mapping[str, object],
+        *,
+        on_missing: OnMissing = "raise",
+    ) -> RunState:
         """The state before any step: the caller's inputs, with defaults filled in.
+
+        Args:
+            registry: The nodes.
+            inputs: The caller's values by root task tag.
+            on_missing: What a missing value does (see :data:`OnMissing`).
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no prompt can carry
@@ -97,7 +144,7 @@ class RunState:
             roots[root.tag] = values if isinstance(values, dict) else {}
             fill_defaults(registry, root, roots[root.tag])
             check_unicode(roots[root.tag], root.tag)
-        return cls(registry=registry, roots=roots)
+        return cls(registry=registry, roots=roots, on_missing=on_missing)
 
     def send_prompt_value(self, address: Address, name: str, value: object) -> None:
         """Add one source's value for ``{name}`` in an instance's texts."""
@@ -174,15 +221,26 @@ class RunState:
     def write_generated(self, address: Address, values: Mapping[str, object]) -> None:
         """Store what a step produced for an instance; its fields count as generated.
 
+        A node the step produced whole holds what its validated output holds: a field
+        the model left out has its default (``None`` too), so that a command reading it
+        finds that value, not a field never produced.
+
         Raises:
             ExecutionError: A value holds a lone surrogate, which no later prompt could
                 carry; nothing is stored.
         """
         target = self.instance(address)
-        if target is None:
+        node = self.registry.get(address.tag)
+        if target is None or node is None:
             return
         path = instance_text(self.registry, address)
         check_unicode(dict(values), path, subject="The value generated for", generated=True)
+        for name, value in values.items():
+            child, node_field = self.registry.child(node, name), node.field(name)
+            if child is not None and node_field is not None:
+                for _, element in elements(value, node_field.shape.list_depth):
+                    if isinstance(element, dict):
+                        fill_defaults(self.registry, child, element, every=True)
         target.update(values)
         self.generated.setdefault(address, set()).update(values)
 
@@ -300,18 +358,36 @@ def known_defaults(node: Node) -> dict[str, object]:
     return {f.name: _default(node, f) for f in node.fields if f.has_known_default}
 
 
+def _fills(node: Node, node_field: NodeField, *, every: bool) -> bool:
+    """Whether the field's default is set where the values lack it (see :func:`fill_defaults`)."""
+    if node_field.has_known_default or not every:
+        return node_field.has_known_default
+    info = node.node_class.model_fields[node_field.name]
+    return not info.is_required() and not info.default_factory_takes_validated_data
+
+
 def _default(node: Node, node_field: NodeField) -> object:
     info = node.node_class.model_fields[node_field.name]
     return copied(info.get_default(call_default_factory=True))
 
 
-def fill_defaults(registry: NodeRegistry, root: Node, values: dict[str, object]) -> None:
-    """Set each known default that the values lack, in this node and the nodes below."""
+def fill_defaults(
+    registry: NodeRegistry, root: Node, values: dict[str, object], *, every: bool = False
+) -> None:
+    """Set each known default that the values lack, in this node and the nodes below.
+
+    Args:
+        registry: The nodes.
+        root: The node that ``values`` are of.
+        values: The values; changed in place.
+        every: Set every default, ``None`` too (the values are a model's validated
+            output), not only those that make a field known (D2).
+    """
     pending = [(root, values)]
     while pending:
         node, node_values = pending.pop()
         for node_field in node.fields:
-            if node_field.name not in node_values and node_field.has_known_default:
+            if node_field.name not in node_values and _fills(node, node_field, every=every):
                 node_values[node_field.name] = _default(node, node_field)
             child = registry.child(node, node_field.name)
             if child is None:

@@ -6,7 +6,9 @@ quotes, lists, dicts and nodes as indented JSON (sets sorted, so that the same v
 always give the same text). A value that an earlier step will produce is a
 :class:`Pending` marker, so a whole run can be previewed without a model; a list of nodes
 whose elements a step will produce is a :class:`PendingList`, which holds what is already
-known of every one of its elements.
+known of every one of its elements. A source that holds no value at all when a command
+reads it (never produced) is :class:`Absent`, which is not ``None``: a target takes its
+default for it.
 
 Values nest as deep as the classes that hold them, hundreds of levels perhaps, so they
 are walked with an explicit stack, never by recursion. Their text is never altered: a
@@ -28,10 +30,12 @@ from pydantic_core import to_jsonable_python
 from langtree.errors import ExecutionError
 
 __all__ = [
+    "Absent",
     "Pending",
     "PendingList",
     "check_unicode",
     "contains_pending",
+    "first_absent",
     "pending_list",
     "rebuild",
     "render_value",
@@ -76,6 +80,37 @@ class PendingList(Pending):
     """
 
     element: object = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Absent:
+    """A mapping's source that holds no value, as opposed to ``None``: never produced
+    (its step failed or was skipped in a run that went on), or a node on its path is absent.
+
+    Attributes:
+        source: Where it was read, e.g. ``task.research.documents[1].summary`` (empty
+            until the command that reads it says where).
+    """
+
+    source: str = ""
+
+
+def first_absent(value: object) -> Absent | None:
+    """The value if it is :class:`Absent`, else the first one in its lists, or ``None``.
+
+    >>> first_absent([["a"], [Absent("x.y")]])
+    Absent(source='x.y')
+    """
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Absent):
+            return item
+        if isinstance(item, list) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(reversed(item))
+    return None
 
 
 def pending_list(step_id: str, depth: int) -> PendingList:

@@ -3,19 +3,36 @@
 Values are converted to the field's type and copied, so that no two places share one;
 ``@each`` creates the partial nodes its iterations lay out, and a destination list that
 already holds a different number of elements is an error, never a silent truncation.
+
+Null and absent differ (the path-expression specification's "Type Handling"). A source
+that is ``None`` sends ``None``, and a target whose type does not accept it is an error.
+A source that was never produced (:class:`~langtree.prompts.values.Absent`) gives the
+target field its default (``default`` or ``default_factory``); a target without one (a
+required field, a list element, a prompt variable or a context entry) is a missing value
+(:func:`~langtree.prompts.missing_values.report_missing`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from langtree.errors import ConversionError, ExecutionError
-from langtree.prompts.state import RunState, copied, elements
-from langtree.prompts.values import Pending, PendingList, contains_pending, pending_list
-from langtree.structure.annotations import item_type, strip_optional
-from langtree.structure.conversion import convert_value
+from langtree.prompts.missing_values import rendered, report_missing, source_text
+from langtree.prompts.state import Address, RunState, copied, elements, instance_text
+from langtree.prompts.values import (
+    Absent,
+    Pending,
+    PendingList,
+    contains_pending,
+    first_absent,
+    pending_list,
+)
+from langtree.structure.annotations import item_type, render_type, strip_optional
+from langtree.structure.conversion import accepts_none, convert_value
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.tree import NodeField
+from langtree.structure.tree_node import display_name
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = ["is_absolute", "write_values"]
@@ -32,19 +49,32 @@ def write_values(
     sent: _Sent,
     config: TypeMappingConfig,
     *,
+    cwd: Address,
     assign: Callable[[_Indices], bool] | None = None,
 ) -> None:
     """Write one mapping's per-iteration values into the destination.
 
     Args:
+        state: The run's values; changed in place.
+        flow: The command.
+        mapping_flow: The mapping, a ``value`` one.
+        values: The values of ``cwd``.
+        sent: The values, one per iteration (with its indices).
+        config: How values convert to the target's type.
+        cwd: The instance of the command's node that sends the values.
         assign: For an ``@each``, which iterations' values to write; the others only get
             their elements (``None``: all iterations are written).
+
+    Raises:
+        ExecutionError: A value does not fit its target (``None`` included), a source was
+            never produced for a target without a default (unless the state keeps
+            missing values), or a destination list has another length.
     """
     assert mapping_flow.target is not None
     assert flow.destination is not None
     fields = flow.destination.fields + mapping_flow.target.fields
     start = _destination_start(state, flow, values)
-    writer = _Writer(flow, mapping_flow, config)
+    writer = _Writer(state, flow, mapping_flow, config, cwd)
     if not flow.is_each:
         writer.broadcast(start, fields, sent[0][1], create=not _has_star(flow))
         return
@@ -54,6 +84,7 @@ def write_values(
     if not laid_out:
         writer.empty(start, fields)
     for indices, value in laid_out:
+        writer.iteration = indices
         writer.store(start, fields, (), indices, value, assign=assign is None or assign(indices))
 
 
@@ -108,14 +139,54 @@ def _counts(keys: list[_Indices]) -> dict[_Indices, int]:
     return counts
 
 
-class _Writer:
-    """Writes one mapping's values along a field path, one list index per list level."""
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a value is written: the target field, the indices of the elements crossed
+    from the destination's start down to the node that holds it, and the indices of the
+    field's own list levels (``element``) when the value goes into an element."""
 
-    def __init__(self, flow: Flow, mapping_flow: MappingFlow, config: TypeMappingConfig) -> None:
+    node_field: NodeField
+    holder: _Indices
+    element: _Indices
+
+
+class _Skip:
+    """What :meth:`_Writer._convert` gives for a missing value kept in the state: the
+    target is left as it is."""
+
+
+_SKIP = _Skip()
+
+
+class _Writer:
+    """Writes one mapping's values along a field path, one list index per list level.
+
+    Attributes:
+        counts: For each index prefix, how many elements the list below it holds.
+        iteration: The indices of the iteration whose value is being written.
+    """
+
+    def __init__(
+        self,
+        state: RunState,
+        flow: Flow,
+        mapping_flow: MappingFlow,
+        config: TypeMappingConfig,
+        cwd: Address,
+    ) -> None:
+        self.state = state
         self.flow = flow
         self.mapping_flow = mapping_flow
         self.config = config
+        self.cwd = cwd
         self.counts: dict[_Indices, int] = {}
+        self.iteration: _Indices = ()
+        assert mapping_flow.target is not None
+        key = mapping_flow.target.field_key
+        assert key is not None
+        holder = state.registry.get(key.node_tag)
+        assert holder is not None
+        self.holder = holder
 
     def store(
         self,
@@ -142,6 +213,7 @@ class _Writer:
         key: object = node_field.name
         depth = node_field.shape.list_depth
         annotation = node_field.annotation
+        element: _Indices = ()
         while depth and indices:
             if indices[0] is None:
                 self._store_unknown(slot, key, node_field, depth, rest, value)
@@ -149,11 +221,15 @@ class _Writer:
             leaf = not rest or depth > 1
             container = self._list_at(slot, key, prefix, node_field, leaf=leaf)
             slot, key, prefix, indices = container, indices[0], (*prefix, indices[0]), indices[1:]
+            element = (*element, prefix[-1])
             depth -= 1
             annotation = item_type(strip_optional(annotation)[0])
         if not rest:
             if assign:
-                _assign(slot, key, self._convert(value, annotation, node_field, depth))
+                place = _Place(node_field, prefix[: len(prefix) - len(element)], element)
+                converted = self._convert(value, annotation, place, depth)
+                if converted is not _SKIP:
+                    _assign(slot, key, converted)
             return
         child = _get(slot, key)
         if child is None:
@@ -230,39 +306,103 @@ class _Writer:
         value: object,
         *,
         create: bool,
+        prefix: _Indices = (),
     ) -> None:
         """Write ``value`` through every element of the lists on the way (``@all``).
 
         Args:
             create: Whether to create the nodes on the way (``@all`` without ``*``);
                 otherwise only the elements that exist or will be generated are filled.
+            prefix: The indices of the elements above ``values``.
         """
         node_field, rest = fields[0], fields[1:]
         if not rest:
-            values[node_field.name] = self._convert(value, node_field.annotation, node_field, 0)
+            place = _Place(node_field, prefix, ())
+            converted = self._convert(value, node_field.annotation, place, 0)
+            if converted is not _SKIP:
+                values[node_field.name] = converted
             return
         current = values.get(node_field.name)
         if current is None and create and not node_field.shape.list_depth:
             current = values[node_field.name] = {}
-        for _, element in elements(current, node_field.shape.list_depth):
+        for indices, element in elements(current, node_field.shape.list_depth):
             if isinstance(element, dict):
-                self.broadcast(element, rest, value, create=create)
+                self.broadcast(element, rest, value, create=create, prefix=(*prefix, *indices))
 
-    def _convert(
-        self, value: object, annotation: object, node_field: NodeField, depth: int
-    ) -> object:
+    def _convert(self, value: object, annotation: object, place: _Place, depth: int) -> object:
         """``value`` converted to ``annotation`` (``depth``: list levels still in it)."""
         if isinstance(value, Pending):
-            return _marker(value, node_field, depth)
-        if value is None or contains_pending(value):
+            return _marker(value, place.node_field, depth)
+        absent = first_absent(value)
+        if absent is not None:
+            return self._absent(absent, place, whole=absent is value)
+        if value is None:
+            self._check_none(annotation, place)
+            return None
+        if contains_pending(value):
             return copied(value)
         try:
             return copied(convert_value(value, annotation, self.config))
         except ConversionError as error:
             raise self._error(
                 f"{self.mapping_flow.mapping.target_path!r} cannot take the value sent: {error}",
-                f"check the value of the source, or the type of {node_field.name!r}",
+                f"check the value of the source, or the type of {place.node_field.name!r}",
             ) from error
+
+    def _target(self, place: _Place) -> tuple[str, str]:
+        """The target as messages name it, ``'Row.summary'`` or ``'TaskAnswer.findings[1]'``,
+        and where its node stands when that is not a root task (`` in 'task.table.rows[1]'``).
+        """
+        indices = "".join(f"[{'*' if index is None else index}]" for index in place.element)
+        name = repr(f"{display_name(self.holder.node_class)}.{place.node_field.name}{indices}")
+        if self.holder.parent is None:
+            return name, ""
+        above = () if is_absolute(self.flow) else self.cwd.indices
+        address = Address(self.holder.tag, (*above, *place.holder))
+        return name, f" in {instance_text(self.state.registry, address)!r}"
+
+    def _absent(self, absent: Absent, place: _Place, *, whole: bool) -> object:
+        """The target field's default for a source never produced, else a missing value.
+
+        Only a field has a default: an element of a list field, or a value with an
+        absent item inside (``whole`` is ``False``), has none.
+        """
+        info = self.holder.node_class.model_fields[place.node_field.name]
+        if whole and not place.element and not info.is_required():
+            if info.default_factory_takes_validated_data:
+                return _SKIP  # it needs the other fields: pydantic makes it at the end
+            return copied(info.get_default(call_default_factory=True))
+        name, where = self._target(place)
+        if place.element or not whole:
+            reason = "a list element has no default"
+            hint = (
+                "map into a field of the list's nodes, which can have a default, or send the"
+                " list with '@all' and a '.**.' pluck path, which leaves absent values out"
+            )
+        else:
+            reason = "the field has no default"
+            hint = (
+                f"give {name} a default (Field(default=...) or default_factory=...) for"
+                " when its source is absent"
+            )
+        target = name + where
+        report_missing(self.state, self.flow, self.mapping_flow, absent, target, reason, hint)
+        return _SKIP
+
+    def _check_none(self, annotation: object, place: _Place) -> None:
+        """Refuse a ``None`` for a target that does not accept it.
+
+        Raises:
+            ExecutionError: Naming the source, the target and its type.
+        """
+        if accepts_none(annotation):
+            return
+        source = source_text(self.state, self.flow, self.mapping_flow, self.cwd, self.iteration)
+        (name, where), shown = self._target(place), render_type(annotation)
+        raise self._error(
+            f"{source!r} is None, and {name} ({shown}){where} does not accept None",
+            f"declare {name} as {shown} | None, or make sure the source has a value",
+        )
 
     def _mismatch(self, node_field: NodeField, length: int, expected: int) -> ExecutionError:
         inclusion = getattr(self.flow.command.command, "inclusion_path", "") or node_field.name
@@ -275,10 +415,7 @@ class _Writer:
         )
 
     def _error(self, message: str, hint: str) -> ExecutionError:
-        diagnostic = self.flow.command.diagnostic(
-            message, hint=hint, span=self.mapping_flow.mapping.span
-        )
-        return ExecutionError(diagnostic.render().removeprefix("error: "))
+        return ExecutionError(rendered(self.flow, self.mapping_flow, message, hint))
 
 
 def _levels(fields: tuple[NodeField, ...]) -> int:

@@ -98,7 +98,7 @@ async def execute(
     """
     setup.settings.check()
     prompts = setup.prompts
-    state = RunState.start(prompts.registry, prompts.inputs)
+    state = RunState.start(prompts.registry, prompts.inputs, on_missing=setup.on_error)
     log = ProvenanceLog(prompts.registry)
     log.record_start(state, prompts.inputs)
     builder = prompts.builder(state)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.state import RunState, copied
+from langtree.prompts.state import MissingValue, RunState, copied
 from langtree.runtime.cache import CacheReport
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.journal import JournalReport
@@ -63,13 +63,14 @@ def run_result(
         try:
             validated[tag] = task_class.model_validate(state.roots[tag])
         except ValidationError as error:
+            details = _details(error, [m for m in state.missing if m.task == tag])
             if not errors and not stopped:
                 raise ExecutionError(
                     f"The values of {display_name(task_class)!r} do not validate after the "
-                    f"run:\n{_details(error)}\n"
+                    f"run:\n{details}\n"
                     "  hint: check the class's validators against what the steps generate"
                 ) from error
-            invalid[tag] = _why_invalid(task_class, error, errors, skipped, stopped=stopped)
+            invalid[tag] = _why_invalid(task_class, details, errors, skipped, stopped=stopped)
     return RunResult(
         tasks=validated,
         trace=trace,
@@ -88,7 +89,7 @@ def run_result(
 
 def _why_invalid(
     task_class: type[TreeNode],
-    error: ValidationError,
+    details: str,
     errors: tuple[StepFailedError, ...],
     skipped: tuple[SkippedInstance, ...],
     *,
@@ -101,17 +102,21 @@ def _why_invalid(
         else f"{len(errors)} step instance(s) failed and {len(skipped)} were skipped"
     )
     return (
-        f"The values of {name!r} do not validate: {because}:\n{_details(error)}\n"
+        f"The values of {name!r} do not validate: {because}:\n{details}\n"
         "  hint: see result.errors and result.skipped; "
         f"result.partial({name!r}) gives the values as plain data"
     )
 
 
-def _details(error: ValidationError) -> str:
-    return "\n".join(
+def _details(error: ValidationError, missing: list[MissingValue]) -> str:
+    """What does not validate, one line each, then the missing values that explain it
+    (a mapping's source never produced, in a run that continued after failures)."""
+    lines = [
         f"  - {'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
         for detail in error.errors(include_url=False)
-    )
+    ]
+    lines += [f"  - {value.message}\n    hint: {value.hint}" for value in missing]
+    return "\n".join(lines)
 
 
 def _copied_roots(state: RunState) -> dict[str, dict[str, object]]:

@@ -38,6 +38,14 @@ Containers take the worst level of their container and element conversions. A un
 source takes the worst level over its members (each must fit); a union target takes the
 best level over its members (one must fit).
 
+The strategies allow: ``strict`` identical and safe mappings; ``permissive`` also lossy
+ones and ``development`` also unsafe ones, with a warning. ``exact`` allows no conversion
+at all (:func:`needs_no_conversion`): the source's values must already be values of the
+target type — equal types, a target that adds members to a union (``X → X | None``), a
+target ``Any`` or ``object`` at any depth (``list[str] → list[Any]``), a ``Literal``
+into the type of its values or a ``Literal`` that holds them. Any other mapping, a safe
+one too (``int → float``, ``Enum → str``, ``list → tuple``), is an error under ``exact``.
+
 >>> compatibility(int, float | None, TypeMappingConfig())
 <CompatibilityLevel.SAFE: 1>
 """
@@ -63,6 +71,7 @@ from langtree.structure.annotations import (
     render_type,
     sequence_kind,
     strip_annotated,
+    strip_optional,
     union_members,
 )
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
@@ -72,6 +81,7 @@ __all__ = [
     "TypeProblem",
     "check_mapping",
     "compatibility",
+    "needs_no_conversion",
 ]
 
 
@@ -99,10 +109,14 @@ class CompatibilityLevel(IntEnum):
 
 
 _WORST_ALLOWED = {
+    ValidationStrategy.EXACT: CompatibilityLevel.IDENTICAL,
     ValidationStrategy.STRICT: CompatibilityLevel.SAFE,
     ValidationStrategy.PERMISSIVE: CompatibilityLevel.LOSSY,
     ValidationStrategy.DEVELOPMENT: CompatibilityLevel.UNSAFE,
 }
+# Strictest first: the first strategy on the ladder that allows a level is the one a
+# hint suggests.
+_LADDER = sorted(ValidationStrategy, key=lambda strategy: _WORST_ALLOWED[strategy])
 IDENTICAL, SAFE, LOSSY, UNSAFE, FORBIDDEN = CompatibilityLevel
 
 
@@ -325,6 +339,37 @@ def _dumps_as(source: object, target: object) -> bool:
     )
 
 
+def needs_no_conversion(source: object, target: object) -> bool:
+    """Whether every value of the ``source`` annotation already is a value of ``target``,
+    so that nothing converts (what the ``exact`` strategy allows).
+
+    >>> needs_no_conversion(list[str], list[Any]), needs_no_conversion(int, float)
+    (True, False)
+    """
+    source, target = strip_annotated(source), strip_annotated(target)
+    if source == target or target is Any or target is object:
+        return True
+    if (members := union_members(source)) is not None:
+        return all(needs_no_conversion(member, target) for member in members)
+    if (members := union_members(target)) is not None:
+        return any(needs_no_conversion(source, member) for member in members)
+    if (values := literal_values(source)) is not None:
+        return all(_is_value_of(value, target) for value in values)
+    source_args, target_args = get_args(source), get_args(target)
+    return (
+        get_origin(source) == get_origin(target) is not None
+        and len(source_args) == len(target_args)
+        and all(needs_no_conversion(s, t) for s, t in zip(source_args, target_args, strict=True))
+    )
+
+
+def _is_value_of(value: object, target: object) -> bool:
+    """Whether a ``Literal``'s value is a value of ``target`` as it is (``True`` is no ``int``)."""
+    if (allowed := literal_values(target)) is not None:
+        return (type(value), value) in {(type(option), option) for option in allowed}
+    return type(value) is target
+
+
 # --- Problems ------------------------------------------------------------------------
 
 
@@ -363,13 +408,14 @@ def check_mapping(
         config: The run's type mapping settings.
 
     Returns:
-        ``None`` when the mapping is IDENTICAL or SAFE (or validation is disabled); a
-        warning when the strategy allows a LOSSY or UNSAFE level; otherwise an error.
+        ``None`` when the mapping is IDENTICAL or SAFE (under ``exact``: when nothing
+        converts), or validation is disabled; a warning when the strategy allows a LOSSY
+        or UNSAFE level; otherwise an error.
     """
     if not config.enable_type_validation:
         return None
     level = compatibility(source, target, config)
-    if level <= SAFE:
+    if _passes(source, target, level, config):
         return None
     strategy = config.validation_strategy
     allowed = level.allowed_by(strategy)
@@ -379,8 +425,41 @@ def check_mapping(
         f" to {target_path} ({render_type(target)}):"
         f" {level.label} conversion {verdict} by {strategy.value} strategy"
     )
-    hint = _WARNING_HINT if allowed else _error_hint(source, target, config)
+    if _only_none_fails(source, target, config):
+        hint = _none_hint(target, allowed=allowed)
+    else:
+        hint = _WARNING_HINT if allowed else _error_hint(source, target, config)
     return TypeProblem(level=level, is_warning=allowed, message=message, hint=hint)
+
+
+def _passes(
+    source: object, target: object, level: CompatibilityLevel, config: TypeMappingConfig
+) -> bool:
+    """Whether a mapping at ``level`` passes without a word under the config's strategy."""
+    if config.validation_strategy is ValidationStrategy.EXACT:
+        return level is IDENTICAL or needs_no_conversion(source, target)
+    return level <= SAFE
+
+
+def _only_none_fails(source: object, target: object, config: TypeMappingConfig) -> bool:
+    """Whether the mapping would pass but for a ``None`` of the source the target refuses."""
+    inner, optional = strip_optional(source)
+    if not optional or compatibility(NoneType, target, config) <= SAFE:
+        return False
+    return _passes(inner, target, compatibility(inner, target, config), config)
+
+
+def _none_hint(target: object, *, allowed: bool) -> str:
+    optional = f"{render_type(target)} | None"
+    if allowed:
+        return (
+            f"a None from the source stops the run with an ExecutionError; declare the target"
+            f" as {optional} to pass it on"
+        )
+    return (
+        f"the source may be None, which {render_type(target)} does not accept: declare the"
+        f" target as {optional}, or give the source a type without None"
+    )
 
 
 _WARNING_HINT = (
@@ -420,6 +499,6 @@ def _settings_allowing(
         if compatibility(source, target, without) > level:
             settings["allow_treenode_dict_conversion"] = True
     if not level.allowed_by(config.validation_strategy):
-        loosest = next(s for s in ValidationStrategy if level.allowed_by(s))
+        loosest = next(s for s in _LADDER if level.allowed_by(s))
         settings["validation_strategy"] = loosest.value
     return settings

@@ -11,6 +11,11 @@ A union target tries its members in priority order and keeps the first success:
 2. model classes; 3. ``int`` for integral numbers, ``bool`` for ``bool`` values;
 4. ``float``, then ``bool``, then ``str``; 5. dicts, lists, tuples and sets; 6. the rest.
 
+Under the ``exact`` strategy nothing converts: :func:`check_exact` validates the value
+strictly against the target, as it is or in its JSON form (the run's values are plain
+data, so a node is a dict and a tuple a list, as in JSON; an ``int`` is a valid ``float``,
+as in JSON and in pydantic's strict mode), and the value is kept as it is.
+
 >>> convert_value(1, bool | float, TypeMappingConfig())
 1.0
 >>> convert_value(["a", 2], list[str], TypeMappingConfig())
@@ -22,10 +27,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence, Set
 from enum import Enum
+from types import NoneType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from langtree.errors import ConversionError
 from langtree.structure.annotations import (
@@ -42,9 +48,10 @@ from langtree.structure.annotations import (
     union_members,
 )
 from langtree.structure.assets import Asset
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.defaults import type_adapter
+from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
-__all__ = ["convert_value"]
+__all__ = ["accepts_none", "check_exact", "convert_value"]
 
 _TRUE, _FALSE = frozenset({"true", "1"}), frozenset({"false", "0"})
 _LENIENT_TRUE, _LENIENT_FALSE = frozenset({"yes", "on"}), frozenset({"no", "off"})
@@ -68,11 +75,15 @@ def convert_value(value: object, target: object, config: TypeMappingConfig) -> o
             strings read as bools.
 
     Returns:
-        ``value`` itself when it already has the target type, otherwise the converted value.
+        ``value`` itself when it already has the target type (always, under the ``exact``
+        strategy), otherwise the converted value.
 
     Raises:
-        ConversionError: Naming the value, the target type and why it does not convert.
+        ConversionError: Naming the value, the target type and why it does not convert
+            (under ``exact``: why it is not a value of the target type).
     """
+    if config.validation_strategy is ValidationStrategy.EXACT:
+        return check_exact(value, target)
     target = strip_annotated(target)
     if (members := union_members(target)) is not None:
         return _to_union(value, target, members, config)
@@ -83,6 +94,60 @@ def convert_value(value: object, target: object, config: TypeMappingConfig) -> o
     if value is None:
         raise _failure(value, target, "None converts only to a type that allows None")
     return _to_type(value, target, config)
+
+
+def accepts_none(target: object) -> bool:
+    """Whether ``None`` is a value of the ``target`` annotation.
+
+    >>> accepts_none(str | None), accepts_none(str)
+    (True, False)
+    """
+    target = strip_annotated(target)
+    if target in (Any, object, NoneType):
+        return True
+    if (members := union_members(target)) is not None:
+        return any(accepts_none(member) for member in members)
+    return None in (literal_values(target) or ())
+
+
+def check_exact(value: object, target: object) -> object:
+    """``value`` itself when it is a value of ``target`` with no conversion.
+
+    The value is validated in pydantic's strict mode, where ``"1"`` is no ``int`` and
+    ``1`` no ``str``: as it is, or else in its JSON form, since the run's values are plain
+    data (a node is a dict, a tuple a list).
+
+    >>> check_exact([1, 2], tuple[int, int])
+    [1, 2]
+
+    Raises:
+        ConversionError: Naming the value, the target type and pydantic's first complaint
+            (about the JSON form, when the value has one).
+    """
+    adapter = type_adapter(strip_annotated(target))
+    try:
+        adapter.validate_python(value, strict=True)
+        return value
+    except ValidationError as error:
+        complaint = error
+    try:
+        adapter.validate_json(to_json(value, inf_nan_mode="constants"), strict=True)
+        return value
+    except PydanticSerializationError:
+        pass  # no JSON form: the complaint about the value as it is stands
+    except ValidationError as error:
+        complaint = error
+    raise ConversionError(
+        f"{_shown(value)} is not a value of {render_type(target)} (the exact strategy"
+        f" converts nothing): {_first_complaint(complaint)}"
+    ) from complaint
+
+
+def _first_complaint(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}" if where else f"{first['msg']}{more}"
 
 
 def _to_type(value: object, target: object, config: TypeMappingConfig) -> object:
@@ -102,10 +167,12 @@ def _to_type(value: object, target: object, config: TypeMappingConfig) -> object
 
 
 def _failure(value: object, target: object, reason: str) -> ConversionError:
+    return ConversionError(f"cannot convert {_shown(value)} to {render_type(target)}: {reason}")
+
+
+def _shown(value: object) -> str:
     shown = repr(value)
-    if len(shown) > _REPR_LIMIT:
-        shown = shown[: _REPR_LIMIT - 3] + "..."
-    return ConversionError(f"cannot convert {shown} to {render_type(target)}: {reason}")
+    return shown[: _REPR_LIMIT - 3] + "..." if len(shown) > _REPR_LIMIT else shown
 
 
 def _wrong_kind(value: object, target: object, noun: str) -> ConversionError:

@@ -3,6 +3,12 @@
 ``RunStructure({"validation_strategy": "permissive", "allow_string_parsing": False})`` or
 ``RunStructure(TypeMappingConfig(validation_strategy=ValidationStrategy.DEVELOPMENT))``;
 what each strategy allows is in :mod:`langtree.structure.compatibility`.
+
+``ValidationStrategy.EXACT`` is the strict mode of the path-expression specification: no
+implicit coercion at all. It is a strategy rather than a separate flag because it is one
+more step on the same ladder (exact < strict < permissive < development): a flag beside
+the strategy would allow contradictions such as "no conversion, but lossy ones with a
+warning".
 """
 
 from __future__ import annotations
@@ -18,11 +24,18 @@ __all__ = ["TYPE_MAPPING_KEYS", "TypeMappingConfig", "ValidationStrategy"]
 
 
 class ValidationStrategy(StrEnum):
-    """How much conversion a mapping may need before LangTree rejects it."""
+    """How much conversion a mapping may need before LangTree rejects it.
+
+    ``STRICT`` (the default) allows identical and safe conversions, ``PERMISSIVE`` also
+    lossy ones and ``DEVELOPMENT`` also unsafe ones, each with a warning; ``EXACT`` allows
+    no conversion: the source's values must already be values of the target's type, and
+    at run time each value is checked as it is, never converted.
+    """
 
     STRICT = "strict"
     PERMISSIVE = "permissive"
     DEVELOPMENT = "development"
+    EXACT = "exact"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,7 +43,8 @@ class TypeMappingConfig:
     """The type mapping settings of a run.
 
     Attributes:
-        validation_strategy: The worst level a mapping may have (see the module table).
+        validation_strategy: The worst level a mapping may have (see
+            :mod:`langtree.structure.compatibility`); ``exact`` allows no conversion.
         allow_string_parsing: Whether ``str`` may become a number, bool, enum, dict or list.
         allow_treenode_dict_conversion: Whether models and dicts may convert into each other.
         strict_bool_parsing: Read only ``"true"/"false"/"1"/"0"`` as bools, not also

@@ -82,6 +82,11 @@ def test_a_task_that_does_not_validate_raises_when_read() -> None:
         "  - section_summaries.1: Input should be a valid string\n"
         "  - headline: Field required\n"
         "  - digest: Field required\n"
+        "  - Missing value for 'TaskWriteDigest.section_summaries[1]': its source "
+        "'task.summarize_report.sections[1].summary' was never produced, and a list element "
+        "has no default\n"
+        "    hint: map into a field of the list's nodes, which can have a default, or send the "
+        "list with '@all' and a '.**.' pluck path, which leaves absent values out\n"
         "  hint: see result.errors and result.skipped; "
         "result.partial('TaskWriteDigest') gives the values as plain data"
     )

@@ -429,13 +429,14 @@ VALID_SETTINGS = (
         pytest.param(
             {"validation_strategy": "permisive"},
             "'validation_strategy' must be one of 'strict', 'permissive', 'development',"
-            " got 'permisive'",
+            " 'exact', got 'permisive'",
             "did you mean 'permissive'? pass a ValidationStrategy or the name of one",
             id="strategy-misspelt",
         ),
         pytest.param(
             {"validation_strategy": 2},
-            "'validation_strategy' must be one of 'strict', 'permissive', 'development', got 2",
+            "'validation_strategy' must be one of 'strict', 'permissive', 'development',"
+            " 'exact', got 2",
             "pass a ValidationStrategy or the name of one",
             id="strategy-not-str",
         ),

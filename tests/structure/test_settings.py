@@ -828,7 +828,7 @@ MODIFIER_HINT = "pass 'sequential' (the default) or 'parallel'"
         pytest.param(
             {"validation_strategy": "lenient"},
             "'validation_strategy' must be one of 'strict', 'permissive', 'development',"
-            " got 'lenient'",
+            " 'exact', got 'lenient'",
             "pass a ValidationStrategy or the name of one",
             id="strategy-unknown",
         ),
@@ -871,5 +871,6 @@ def test_bad_config_reports_every_problem_at_once() -> None:
     assert [d.message for d in caught.value.diagnostics] == [
         "Unknown setting 'colour'",
         "'default_modifier' must be 'sequential' or 'parallel', got 'fast'",
-        "'validation_strategy' must be one of 'strict', 'permissive', 'development', got 'lenient'",
+        "'validation_strategy' must be one of 'strict', 'permissive', 'development', 'exact',"
+        " got 'lenient'",
     ]
