@@ -19,6 +19,7 @@ from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
+from langtree.runtime.events import EventSink, RunEvent, stream_events
 from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
 from langtree.runtime.precheck import check_asset_support
 from langtree.runtime.provider import LLMProvider
@@ -277,6 +278,54 @@ class RunStructure(TreeStructure):
             return await traced.ainvoke(inputs, _checked_config(config))
         return await self._arun(inputs, variables, options)
 
+    def stream(
+        self,
+        inputs: Mapping[object, object] | None = None,
+        variables: Mapping[str, object] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> Iterator[RunEvent]:
+        """Run as :meth:`run` does, handing out what the run writes as it writes it.
+
+        Runs on LangTree's own event loop, as :meth:`run` does; stopping the iteration
+        (or Ctrl-C) cancels the run. Arguments, events and errors as :meth:`astream`.
+        """
+        return iterate_sync(self._events(inputs, variables, options))
+
+    def astream(
+        self,
+        inputs: Mapping[object, object] | None = None,
+        variables: Mapping[str, object] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> AsyncIterator[RunEvent]:
+        """Run as :meth:`arun` does: ``async for event in structure.astream(inputs)``.
+
+        Events come as the tree fills, at node granularity (every value is validated,
+        none is half-parsed): ``StepFinished`` for each step instance (its values, and
+        the partial tree so far), ``ValueMapped`` for each value an ``@each``/``@all``
+        mapping writes, ``StepFailed`` for a failure the run goes on after
+        (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. See
+        ``langtree.runtime.events``.
+
+        Raises:
+            ExecutionError: Raised here, before the run: no provider, a wrong setting,
+                ``variables`` not a mapping of names. While iterating: what
+                :meth:`arun` raises, after the events that came before.
+        """
+        provider = require_provider(self.provider)
+        return iterate_affine(provider.affinity, self._events(inputs, variables, options))
+
+    def _events(
+        self, inputs: object, variables: Mapping[str, object] | None, options: RunOptions
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run's events, every argument checked first."""
+        checked = self._checked_inputs(inputs)
+        named = _checked_variables(variables)
+        provider = require_provider(self.provider)
+        self.settings.updated(**options)
+        return stream_events(
+            lambda sink: self._execute(provider, checked, named, options, events=sink)
+        )
+
     async def _arun(
         self,
         inputs: object,
@@ -299,9 +348,10 @@ class RunStructure(TreeStructure):
         variables: Mapping[str, object],
         options: RunOptions,
         watch: RunWatch | None = None,
+        events: EventSink | None = None,
     ) -> RunResult:
         setup = self._run_setup(inputs, variables, self.settings.updated(**options))
-        return await execute(setup, provider, watch)
+        return await execute(setup, provider, watch, events=events)
 
     def _run_setup(
         self,

@@ -1,6 +1,7 @@
 """Stage 4 of the pipeline: running steps on LangChain chat models."""
 
 from langtree.runtime.cache import CacheReport, ResponseCache
+from langtree.runtime.events import RunEvent, RunFinished, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.faults import ErrorClassifier, FailureKind
 from langtree.runtime.journal import JournalReport
@@ -24,16 +25,21 @@ __all__ = [
     "ProvenanceRecord",
     "ResponseCache",
     "RetryPolicy",
+    "RunEvent",
+    "RunFinished",
     "RunInterrupted",
     "RunLimitError",
     "RunOptions",
     "RunResult",
     "RunUsage",
     "SkippedInstance",
+    "StepFailed",
     "StepFailedError",
+    "StepFinished",
     "TraceRecord",
     "TransformRecord",
     "UnknownPathError",
     "Usage",
     "UsageLimits",
+    "ValueMapped",
 ]

@@ -27,23 +27,25 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
 from langtree.prompts.preview import PromptBuilder, StepPrompt
-from langtree.prompts.state import Address, RunState, instance_text, to_plain
+from langtree.prompts.state import Address, RunState, copied, instance_text, to_plain
 from langtree.runtime.answer_files import AnswerFiles
 from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
 from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
+from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.outcome import run_result
 from langtree.runtime.precheck import check_before_calls, model_profile
-from langtree.runtime.provenance import ProvenanceLog
+from langtree.runtime.provenance import ProvenanceLog, ProvenanceRecord
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.resampling import Samples, aggregate, sample
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
@@ -62,6 +64,7 @@ async def execute(
     provider: LLMProvider,
     watch: RunWatch | None = None,
     shared: SharedCalls | None = None,
+    events: EventSink | None = None,
 ) -> RunResult:
     """Run every step of the plan and validate the root tasks.
 
@@ -83,6 +86,9 @@ async def execute(
         shared: What the run shares with the other rows of a dataset (``None``: the
             run has its own, and closes its journal and cache when it ends; a shared
             journal and cache are reported by the dataset, not in the run's result).
+        events: Receives each step instance's values, each value a mapping writes and
+            each failure the run goes on after, as they happen (see
+            :mod:`langtree.runtime.events`).
 
     Raises:
         ExecutionError: A setting is out of range, external variables or required
@@ -106,6 +112,8 @@ async def execute(
     own = shared is None
     calls = SharedCalls.start(setup.settings, provider) if shared is None else shared
     run = _Run(setup, provider, state, builder, log, calls, own=own)
+    if events is not None:
+        run.stream_to(events)
     try:
         await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:
@@ -205,6 +213,7 @@ class _Run:
         self.state = state
         self.trace: list[TraceRecord] = []
         self.transforms: list[TransformRecord] = []
+        self.events: EventSink | None = None
         self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.prompts.analysis.flows)
         self.builder = builder
@@ -230,6 +239,35 @@ class _Run:
             waits=InstanceWaits(setup.prompts.registry, self.steps),
             closed=list(range(len(self.steps))),
         )
+
+    def stream_to(self, events: EventSink) -> None:
+        """Tell ``events`` what the run writes from now on, and what fails."""
+        self.events = events
+        self.log.on_record = self._mapped
+
+    def _mapped(self, record: ProvenanceRecord) -> None:
+        if self.events is not None and record.kind == "mapping":
+            mapped = ValueMapped(
+                path=record.path,
+                value=record.value,
+                command=record.command or "",
+                source=record.source,
+            )
+            self.events(mapped)
+
+    def _step_finished(
+        self, step: PlanStep, address: Address, values: Mapping[str, object]
+    ) -> None:
+        if self.events is None:
+            return
+        finished = StepFinished(
+            step_id=step.id,
+            node_path=instance_text(self.prompts.registry, address),
+            values=copied(dict(values)),  # type: ignore[arg-type]
+            partial=copied(self.state.roots),  # type: ignore[arg-type]
+            transform=step.transform is not None,
+        )
+        self.events(finished)
 
     def _step_call(self, step: PlanStep, provider: LLMProvider) -> StepCall:
         """The step's model, bound to its output schema once for all its instances."""
@@ -386,6 +424,7 @@ class _Run:
         )
         self.transforms.append(record)
         self.log.record_transform(address, values, step_id=step.id, transform=step.transform)
+        self._step_finished(step, address, values)
         self.commands.finish_instance(position, address, self.state, self.prompts.config)
 
     def _outcome(self, task: asyncio.Task[None], instance: StepInstance) -> None:
@@ -395,6 +434,8 @@ class _Run:
             return
         if self.setup.on_error == "continue" and isinstance(error, StepFailedError):
             self.errors.append(error)
+            if self.events is not None:
+                self.events(StepFailed(error=error))
             because = f"{error.step_id} at {error.node_path}"
             self.schedule.waits.mark_broken(instance.position, instance.address, because)
             return
@@ -452,6 +493,7 @@ class _Run:
                 sample=step.resample,
                 replayed=all(record.replayed for record in attempts if record.error is None),
             )
+            self._step_finished(step, address, written)
 
     def _aggregated(
         self, step: PlanStep, prompt: StepPrompt, samples: Samples

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -143,6 +143,8 @@ class ProvenanceLog:
     def __init__(self, registry: NodeRegistry) -> None:
         self.registry = registry
         self.records: list[ProvenanceRecord] = []
+        # Told of each record as it is added (a streamed run's mapping events).
+        self.on_record: Callable[[ProvenanceRecord], None] | None = None
 
     def record_start(self, state: RunState, inputs: Mapping[str, object]) -> None:
         """Record the state a run starts from: supplied values as inputs, the rest as
@@ -272,9 +274,10 @@ class ProvenanceLog:
     def _add(
         self, kind: ProvenanceKind, path: str, value: object, at: datetime, **details: object
     ) -> None:
-        self.records.append(
-            ProvenanceRecord(kind=kind, path=path, value=value, at=at, **details)  # type: ignore[arg-type]
-        )
+        record = ProvenanceRecord(kind=kind, path=path, value=value, at=at, **details)  # type: ignore[arg-type]
+        self.records.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
 
 
 class _Snapshot:
