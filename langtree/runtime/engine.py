@@ -25,6 +25,7 @@ can differ from run to run in the values of such unrelated steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Mapping
@@ -43,6 +44,7 @@ from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMa
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
+from langtree.runtime.otel import model_identity, run_tracer
 from langtree.runtime.outcome import run_result
 from langtree.runtime.precheck import check_before_calls, model_profile
 from langtree.runtime.provenance import ProvenanceLog, ProvenanceRecord
@@ -115,7 +117,8 @@ async def execute(
     if events is not None:
         run.stream_to(events)
     try:
-        await run.within_deadline()
+        with run.span():
+            await run.within_deadline()
     except (StepFailedError, RunLimitError) as error:
         error.result = run.result(stopped=True)
         raise
@@ -214,6 +217,7 @@ class _Run:
         self.trace: list[TraceRecord] = []
         self.transforms: list[TransformRecord] = []
         self.events: EventSink | None = None
+        self.otel = run_tracer()
         self.resampled_values: dict[tuple[str, str], float] = {}
         flows = list(setup.prompts.analysis.flows)
         self.builder = builder
@@ -223,7 +227,7 @@ class _Run:
         self.context = CallContext(
             semaphore=shared.semaphore,
             meter=shared.meter,
-            record=self.trace.append,
+            record=self._recorded,
             rng=random.Random(),
             observed=_observed(),
         )
@@ -239,6 +243,25 @@ class _Run:
             waits=InstanceWaits(setup.prompts.registry, self.steps),
             closed=list(range(len(self.steps))),
         )
+
+    def _recorded(self, record: TraceRecord) -> None:
+        self.trace.append(record)
+        if self.otel is not None:
+            self.otel.call(record)
+
+    def span(self) -> contextlib.AbstractContextManager[object]:
+        """The run's OpenTelemetry span, when tracing is set up."""
+        if self.otel is None:
+            return contextlib.nullcontext()
+        return self.otel.run(list(self.setup.tasks))
+
+    def _step_span(
+        self, step: PlanStep, address: Address, model: str
+    ) -> contextlib.AbstractContextManager[object]:
+        if self.otel is None:
+            return contextlib.nullcontext()
+        node_path = instance_text(self.prompts.registry, address)
+        return self.otel.step(step.id, node_path, step.fields, model)
 
     def stream_to(self, events: EventSink) -> None:
         """Tell ``events`` what the run writes from now on, and what fails."""
@@ -279,6 +302,8 @@ class _Run:
         settings = self.setup.settings
         model = provider.get(key)
         files = self.files.of_model(config)
+        if self.otel is not None:
+            self.otel.models.setdefault(key, model_identity(key, model))
         return StepCall(
             binding=bind_structured(model, schema, config.method),
             output=output,
@@ -423,6 +448,8 @@ class _Run:
             latency=time.perf_counter() - started,
         )
         self.transforms.append(record)
+        if self.otel is not None:
+            self.otel.transform(step.id, record.node_path, record.expression, record.latency)
         self.log.record_transform(address, values, step_id=step.id, transform=step.transform)
         self._step_finished(step, address, values)
         self.commands.finish_instance(position, address, self.state, self.prompts.config)
@@ -468,9 +495,15 @@ class _Run:
         return values is not None and not all(name in values for name in step.fields)
 
     async def _instance(self, position: int, address: Address, prompt: StepPrompt) -> None:
-        step = self.steps[position]
         call = self.calls[position]
         assert call is not None, "transforms are computed, not called"
+        with self._step_span(self.steps[position], address, call.model):
+            await self._called(position, address, prompt, call)
+
+    async def _called(
+        self, position: int, address: Address, prompt: StepPrompt, call: StepCall
+    ) -> None:
+        step = self.steps[position]
         if step.resample > 1:
             samples = await sample(call, prompt, step.resample)
             parsed, attempts = self._aggregated(step, prompt, samples)
