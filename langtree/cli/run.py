@@ -13,6 +13,7 @@ from langtree.api import RunStructure
 from langtree.cli.inputs import read_inputs, require_inputs, variables_from
 from langtree.cli.models import model_keys, provider_for
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
+from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
 from langtree.errors import LangTreeError
 from langtree.runtime.cache import ResponseCache
@@ -182,10 +183,11 @@ def run_tree(arguments: argparse.Namespace) -> int:
         )
     live = sys.stderr.isatty()
     progress = RunProgress(
-        len(structure.prompts(inputs, variables)),
+        _expected_calls(structure, inputs, variables),
         on_change=(
+            # A failed call is asked again (a retry): one more call to come.
             lambda done, total, failed: _show(
-                done, total, failed, end="\r", replayed=progress.replayed
+                done, max(total + failed, done), failed, end="\r", replayed=progress.replayed
             )
         )
         if live
@@ -197,19 +199,29 @@ def run_tree(arguments: argparse.Namespace) -> int:
         result = runnable.invoke(inputs, config={"callbacks": [progress]})
     except (StepFailedError, RunLimitError, RunInterrupted) as error:
         trace = error.result.trace if error.result is not None else ()
-        _finish(trace, progress.total, live)
+        _finish(trace, progress.total + progress.failed, live)
         print(f"langtree: error: {error}", file=sys.stderr)
         print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
         return 130 if isinstance(error, RunInterrupted) else 1
-    _finish(result.trace, progress.total, live)
+    _finish(result.trace, len(result.trace), live)
     output = task_output(result, task_name)
     print(json.dumps(output, indent=2, ensure_ascii=False))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
     return 0
 
 
+def _expected_calls(
+    structure: RunStructure, inputs: dict[object, object], variables: dict[str, object]
+) -> int:
+    """The calls the run is expected to make: one per prompt the dry run knows, times its
+    step's resampling (retries add to it as they happen; lists a model writes, too)."""
+    samples = {step.id: step.resample for step in structure.plan(inputs).steps}
+    return sum(samples[prompt.step_id] for prompt in structure.prompts(inputs, variables))
+
+
 def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
-    """The final progress line, counted from the trace (clears a live line first)."""
+    """The final progress line, counted from the trace (clears a live line first); a
+    finished run's total is the calls it made."""
     if live:
         print(" " * 60, end="\r", file=sys.stderr)
     failed = sum(record.error is not None for record in trace)
@@ -219,12 +231,12 @@ def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
 
 def _show(done: int, total: int, failed: int, end: str = "\n", *, replayed: int = 0) -> None:
     """The progress line; answers replayed from the journal or cache are counted apart."""
+    on = colours(sys.stderr)
     replays = f" ({replayed} replayed without a model call)" if replayed else ""
-    print(
-        f"langtree: {done}/{total} calls done{replays}, {failed} failed",
-        end=end,
-        file=sys.stderr,
-    )
+    calls = painted(f"{done}/{total} calls done", "green" if done == total else "yellow", on=on)
+    failures = painted(f"{failed} failed", "red" if failed else "dim", on=on)
+    shown = painted(replays, "dim", on=on) if replays else ""
+    print(f"langtree: {calls}{shown}, {failures}", end=end, file=sys.stderr)
     sys.stderr.flush()
 
 
