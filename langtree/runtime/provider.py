@@ -6,13 +6,19 @@ user's own ``Runnable``), or a function that builds one when first needed. Wrapp
 :class:`ModelConfig`, it also says how LangTree calls it: the structured-output method,
 the call timeout and the retry policy for that model alone. A provider may keep a response
 cache for its models (``cache=``, see ``langtree.runtime.cache``).
+
+Every model a provider hands out (:meth:`LLMProvider.get`, which a run calls for each
+step's model before its first call) first passes the :func:`model_check` in place, if
+any: ``langtree.testing.block_model_requests`` uses it to stop a test's run on a real
+model before any request is made.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, TypeAlias
 
@@ -25,7 +31,7 @@ from langtree.runtime.loop import LoopAffinity
 from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
 from langtree.runtime.retry import RetryPolicy
 
-__all__ = ["ChatRunnable", "LLMProvider", "ModelConfig", "ModelSource"]
+__all__ = ["ChatRunnable", "LLMProvider", "ModelCheck", "ModelConfig", "ModelSource", "model_check"]
 
 ChatRunnable: TypeAlias = Runnable[Any, Any]
 """A chat model, or a runnable that takes messages and returns the model's message."""
@@ -63,6 +69,42 @@ class ModelConfig:
 ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | ModelConfig
 """A chat model or runnable, a function without arguments that builds one when first
 needed, or a :class:`ModelConfig` holding either."""
+
+ModelCheck: TypeAlias = Callable[[str, ChatRunnable], None]
+"""Called with a model's key and the model each time a provider hands it out; it raises
+to stop the run before any call."""
+
+# One check for the whole process, not a context variable: a run may take its models on
+# LangTree's loop thread or on a thread of the caller's own, and each must see it.
+_model_check: ModelCheck | None = None
+
+
+@contextmanager
+def model_check(check: ModelCheck | None) -> Iterator[None]:
+    """Within the block, every model a provider hands out passes ``check`` first.
+
+    Blocks nest: the check in place before is back when the block ends.
+
+    Args:
+        check: The check (``None``: none, within the block).
+
+    >>> def refuse(key, model):
+    ...     raise RuntimeError(f"not {key!r}")
+    >>> from langtree.testing import FakeChatModel
+    >>> provider = LLMProvider({"fast": FakeChatModel()})
+    >>> with model_check(refuse):
+    ...     provider.get()
+    Traceback (most recent call last):
+    RuntimeError: not 'fast'
+    >>> provider.get().model_name
+    'langtree-fake'
+    """
+    global _model_check
+    previous, _model_check = _model_check, check
+    try:
+        yield
+    finally:
+        _model_check = previous
 
 
 class LLMProvider:
@@ -142,12 +184,18 @@ class LLMProvider:
             StructureError: The key is not a string, or no model has it, or its factory
                 did not return a chat model or runnable. What a factory raises propagates
                 unchanged (and it is called again on the next ``get``).
+
+        What the :func:`model_check` in place raises propagates too (a built model stays
+        built, and is checked again on each ``get``).
         """
         key = self._key(name)
         with self._lock:
             if key not in self._built:
                 self._built[key] = self._build(key)
-            return self._built[key]
+            model = self._built[key]
+        if _model_check is not None:
+            _model_check(key, model)
+        return model
 
     def __repr__(self) -> str:
         cache = "" if self.cache is None else f", cache={str(self.cache.path)!r}"

@@ -5,6 +5,13 @@ like any other model. Without a responder it answers every structured-output req
 values valid for the requested schema (``example_value``), the same every time; with one,
 it returns whatever the responder gives, so a test can make a step fail on purpose. Every
 call is kept in ``FakeChatModel.calls`` as a ``FakeRequest``.
+
+``block_model_requests()`` makes a run on a model not known to be offline fail before any
+call (``allow_model_requests()`` lifts it, ``offline_model`` marks a fake class of your
+own), and ``prompt_text`` renders prompts as stable text for snapshots. LangTree's pytest
+plugin (``langtree.testing.pytest_plugin``) blocks requests in every test of a suite that
+switches it on (``langtree_block_model_requests = true``) and offers the
+fixtures ``fake_model``, ``fake_provider`` and ``prompt_snapshot``.
 """
 
 from langtree.testing.examples import example_value
@@ -15,6 +22,12 @@ from langtree.testing.fake_model import (
     Responder,
     ResponderResult,
 )
+from langtree.testing.model_requests import (
+    allow_model_requests,
+    block_model_requests,
+    offline_model,
+)
+from langtree.testing.snapshots import prompt_text
 
 __all__ = [
     "FakeChatModel",
@@ -22,5 +35,9 @@ __all__ = [
     "Latency",
     "Responder",
     "ResponderResult",
+    "allow_model_requests",
+    "block_model_requests",
     "example_value",
+    "offline_model",
+    "prompt_text",
 ]

@@ -17,7 +17,7 @@ from langtree import RunStructure, TreeNode
 from langtree.runtime import LLMProvider, RunResult
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.schema import tool_schema
-from langtree.testing import FakeChatModel
+from langtree.testing import FakeChatModel, offline_model
 from langtree.testing.fake_model import ResponderResult
 
 
@@ -101,6 +101,7 @@ def test_both_paths_give_the_same_output_and_trace() -> None:
     assert [r.error is None for r in direct.trace] == [False, False, True]
 
 
+@offline_model
 class InvalidThenValid(BaseChatModel):
     """First an invalid tool call (unparsable arguments), then a valid one."""
 
@@ -152,6 +153,7 @@ def test_invalid_tool_call_is_retried_with_feedback() -> None:
     )
 
 
+@offline_model
 class CutOff(BaseChatModel):
     """A model without tools (asked in JSON mode) that gives ``replies`` in turn, each
     with its ``response_metadata``."""

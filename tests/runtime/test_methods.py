@@ -21,7 +21,7 @@ from langtree.runtime import LLMProvider, MethodChoice, ModelConfig, RunResult
 from langtree.runtime.json_mode import add_instructions, asks_for_json, json_instructions
 from langtree.runtime.methods import Method, StructuredBinding, bind_structured, resolve_method
 from langtree.runtime.replies import answered_by, read_reply
-from langtree.testing import FakeChatModel
+from langtree.testing import FakeChatModel, offline_model
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
 METHODS: list[Method] = ["function_calling", "json_schema", "json_mode"]
@@ -61,6 +61,7 @@ class TaskPoem(TreeNode):
     verses: list[Verse] = Field(default=[], description="The verses.")
 
 
+@offline_model
 class Scripted(BaseChatModel):
     """A chat model without ``bind_tools`` or its own ``with_structured_output``: it gives
     ``replies`` in turn (the last one again once they run out) and records what it got."""
@@ -278,6 +279,7 @@ def test_json_schema_on_a_model_without_it_fails_at_run_start() -> None:
     )
 
 
+@pytest.mark.allow_model_requests  # LangTree cannot see into a RunnableLambda
 @pytest.mark.parametrize(
     "method",
     [
@@ -844,6 +846,7 @@ def test_configurable_field_is_set_per_call() -> None:
     )
 
 
+@pytest.mark.allow_model_requests  # LangTree cannot see into a RunnableLambda
 def test_opaque_runnable_gets_the_schema_in_the_prompt() -> None:
     model = FakeChatModel(replies({"greeting": "Hello, Ada!"}))
 
@@ -856,6 +859,7 @@ def test_opaque_runnable_gets_the_schema_in_the_prompt() -> None:
     )
 
 
+@pytest.mark.allow_model_requests  # LangTree cannot see into a RunnableLambda
 def test_opaque_runnable_may_return_text() -> None:
     result = greet(RunnableLambda(lambda messages: '{"greeting": "Hi."}'))
 
