@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr
 
 from langtree import RunInterrupted, RunStructure, TreeNode
 from langtree.runtime import LLMProvider, RunResult
-from langtree.testing import FakeChatModel
+from langtree.testing import FakeChatModel, FakeRequest
 
 
 class LoopBoundModel(FakeChatModel):
@@ -107,14 +107,16 @@ def test_arun_alone_stays_on_the_callers_loop() -> None:
         loop.close()
 
 
-def interrupt_after(seconds: float, moments: list[float]) -> None:
-    """Deliver Ctrl-C to the main thread after ``seconds``, noting the moment first."""
+def interrupt_once(finished: threading.Event, moments: list[float]) -> None:
+    """Deliver Ctrl-C to the main thread once ``finished`` is set (at most 30 s later),
+    noting the moment first."""
 
     def fire() -> None:
+        finished.wait(timeout=30)
         moments.insert(0, time.monotonic())
         _thread.interrupt_main()
 
-    threading.Timer(seconds, fire).start()
+    threading.Thread(target=fire, daemon=True).start()
 
 
 def started_after(model: FakeChatModel, calls_then: int) -> int:
@@ -125,13 +127,22 @@ def started_after(model: FakeChatModel, calls_then: int) -> int:
 @pytest.mark.parametrize("in_a_running_loop", [False, True], ids=["script", "notebook"])
 @pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
-    model = FakeChatModel(latency=0.2)
+    # Ctrl-C once a few calls have answered (not after a fixed time, which a loaded
+    # machine may spend before the first call ends).
+    answered = threading.Event()
+
+    def answer(request: FakeRequest) -> dict[str, object]:
+        if len(model.calls) > 3 * 8:  # the first calls of max_concurrency=8 are done
+            answered.set()
+        return {name: f"{name} ok" for name in request.fields}
+
+    model = FakeChatModel(answer, latency=0.2)
     structure = catalogue(model)
     caught: list[RunInterrupted] = []
     moments: list[float] = []
 
     def run() -> None:
-        interrupt_after(0.5, moments)
+        interrupt_once(answered, moments)
         try:
             structure.run(inputs(250), max_concurrency=8)
         except RunInterrupted as error:
