@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from langtree.display import fenced
+
 __all__ = [
     "CommandParseError",
     "CommandTextTypeError",
@@ -215,6 +217,12 @@ class StructureError(LangTreeError, ValueError):
     def __str__(self) -> str:
         details = "\n\n".join(diagnostic.render() for diagnostic in self.diagnostics)
         return f"{self.args[0]}:\n\n{details}"
+
+    def _repr_markdown_(self) -> str:
+        """The notebook display: the count, then each problem in a code block (its
+        marker must stay under the span, so it cannot be read as Markdown)."""
+        blocks = (fenced(diagnostic.render(), "text") for diagnostic in self.diagnostics)
+        return "\n\n".join([f"**{self.args[0]}**", *blocks])
 
     def __reduce__(self) -> tuple[object, ...]:
         return (StructureError, (self.diagnostics,))

@@ -9,6 +9,7 @@ PACKAGE = Path(__file__).parent.parent / "langtree"
 
 STAGES = {
     "errors": 0,
+    "display": 0,
     "dsl": 1,
     "structure": 2,
     "prompts": 3,

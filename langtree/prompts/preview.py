@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langtree.display import code, fenced
 from langtree.errors import ExecutionError
 from langtree.prompts.assembly import StepDocument, assemble
 from langtree.prompts.attachments import (
@@ -87,6 +88,36 @@ class StepPrompt:
     def over_budget(self) -> bool:
         """Whether the prompt needs more tokens than its budget allows."""
         return self.token_budget is not None and self.token_count > self.token_budget
+
+    def __repr__(self) -> str:
+        return (
+            f"StepPrompt(step_id={self.step_id!r}, node_path={self.node_path!r}, "
+            f"token_count={self.token_count})"
+        )
+
+    def _repr_markdown_(self) -> str:
+        """The notebook display: the step and node instance, the model, the token count
+        and the fields, then each message's text in a code block, exactly as sent."""
+        head = f"**Prompt** of {code(self.step_id)} at {code(self.node_path)}"
+        facts = [
+            f"model {code(self.model)}" if self.model else "default model",
+            self._tokens_text(),
+            "fields " + ", ".join(code(name) for name in self.fields),
+        ]
+        if self.asset_fields:
+            facts.append("assets " + ", ".join(code(label) for label in self.asset_fields))
+        messages = (
+            f"**{message.type}**\n\n{fenced(message.text, 'markdown')}" for message in self.messages
+        )
+        return "\n\n".join([head, " · ".join(facts), *messages])
+
+    def _tokens_text(self) -> str:
+        tokens = f"{self.token_count:,} tokens ({self.encoding})"
+        if self.token_budget is None:
+            return tokens
+        if self.over_budget:
+            return f"**{tokens}, over the budget of {self.token_budget:,}**"
+        return f"{tokens} of a budget of {self.token_budget:,}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

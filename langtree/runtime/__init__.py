@@ -6,6 +6,7 @@ from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedEr
 from langtree.runtime.faults import ErrorClassifier, FailureKind
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.methods import MethodChoice
+from langtree.runtime.progress_bar import ProgressBar
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.provider import LLMProvider, ModelConfig, ModelSource
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
@@ -22,6 +23,7 @@ __all__ = [
     "MethodChoice",
     "ModelConfig",
     "ModelSource",
+    "ProgressBar",
     "ProvenanceRecord",
     "ResponseCache",
     "RetryPolicy",

@@ -19,6 +19,7 @@ from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
+from langtree.runtime.result_display import result_markdown, run_tokens
 from langtree.runtime.usage import RunUsage
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
@@ -226,6 +227,19 @@ class RunResult:
         if tag in self.invalid:
             raise ExecutionError(self.invalid[tag])
         return self.tasks[tag]
+
+    def __repr__(self) -> str:
+        return (
+            f"RunResult(tasks={list(self.tasks)!r}, calls={self.usage.calls}, "
+            f"tokens={run_tokens(self.trace)}, errors={len(self.errors)})"
+        )
+
+    def _repr_markdown_(self) -> str:
+        """The notebook display: calls, tokens (the provider's, else the prompts'
+        counts), retries, replays and transforms in one line; each task's values as JSON
+        (as :meth:`dump` gives them, clipped after 200 lines); then the failures and the
+        instances skipped because of them."""
+        return result_markdown(self)
 
     def _tag(self, key: type[TreeNode] | str) -> str:
         tag = key if isinstance(key, str) else task_tag(key.__name__)

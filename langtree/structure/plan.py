@@ -14,6 +14,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from langtree.display import code, fenced, table
 from langtree.dsl.commands import Modifier
 from langtree.errors import Diagnostic
 from langtree.structure.flows import Flow
@@ -112,6 +113,39 @@ class ExecutionPlan:
         for step in self.steps:
             lines.extend(f"    {names[dep]} --> {names[step.id]}" for dep in step.depends_on)
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"ExecutionPlan(steps={[step.id for step in self.steps]!r})"
+
+    def _repr_markdown_(self) -> str:
+        """The notebook display: the step count, :meth:`to_mermaid` in a
+        ```` ```mermaid ```` block, and a table of the steps numbered in plan order (the
+        table is what frontends that do not draw Mermaid show the plan by)."""
+        count = len(self.steps)
+        head = f"**Plan**: {count} step{'s' if count != 1 else ''}"
+        if not self.steps:
+            return f"{head} (every field is known)"
+        number = {step.id: str(index) for index, step in enumerate(self.steps, start=1)}
+        rows = (
+            [
+                number[step.id],
+                code(step.element_path),
+                ", ".join(step.fields),
+                _made_by(step),
+                ", ".join(number[dep] for dep in step.depends_on) or "—",
+            ]
+            for step in self.steps
+        )
+        steps = table(["#", "node", "fields", "made by", "waits for"], rows)
+        return f"{head}\n\n{fenced(self.to_mermaid(), 'mermaid')}\n\n{steps}"
+
+
+def _made_by(step: PlanStep) -> str:
+    """What produces a step's fields: a transform, or a model and how many samples."""
+    if step.transform is not None:
+        return f"transform {code(step.transform.expression)}"
+    model = f"model {code(step.model)}" if step.model else "default model"
+    return f"{model} ×{step.resample}" if step.resample > 1 else model
 
 
 def _mermaid_text(label: str) -> str:

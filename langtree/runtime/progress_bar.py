@@ -1,0 +1,107 @@
+"""A progress bar for a run, in a notebook or on a terminal, with no extra dependency.
+
+It is drawn as text rather than with ``tqdm.auto``: tqdm would be a new dependency, and
+its notebook bar also needs ipywidgets. It counts what
+:class:`~langtree.runtime.progress.RunProgress` counts, from the LangChain callbacks of a
+run given a ``config``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from typing import Any, TextIO
+from uuid import UUID
+
+from langtree.runtime.progress import RunProgress
+
+__all__ = ["ProgressBar", "progress_text"]
+
+WIDTH = 20
+"""Cells of the bar."""
+
+
+def progress_text(done: int, total: int, failed: int) -> str:
+    """One line: the bar, the calls done of those expected, and the failures.
+
+    >>> progress_text(3, 6, 1)
+    'langtree ▕██████████··········▏ 3/6 calls, 1 failed'
+    """
+    filled = WIDTH * done // total if total else WIDTH
+    bar = "█" * filled + "·" * (WIDTH - filled)
+    return f"langtree ▕{bar}▏ {done}/{total} calls, {failed} failed"
+
+
+class ProgressBar(RunProgress):
+    """Shows a run's model calls as they finish; pass it as a LangChain callback::
+
+        bar = ProgressBar(len(structure.prompts(inputs)))
+        result = structure.run(inputs, config={"callbacks": [bar]})
+
+    In a Jupyter kernel the bar is one output line, shown where the bar is made and
+    updated in place (IPython's display updates, which every Jupyter frontend supports).
+    Elsewhere it is a line on stderr, rewritten in place on a terminal; a log gets only
+    the last line. One bar follows one run.
+
+    Args:
+        total: The calls expected, e.g. ``len(structure.prompts(inputs))``; the bar grows
+            when the run makes more (retries, resampling, list elements only known once
+            generated).
+        interval: The fewest seconds between two redraws (the last one is always drawn),
+            so that a run of thousands of calls does not flood the notebook.
+        stream: Where the line goes outside a notebook (default: ``sys.stderr``).
+    """
+
+    def __init__(self, total: int, *, interval: float = 0.1, stream: TextIO | None = None):
+        super().__init__(total, on_change=self._changed)
+        self._interval = interval
+        self._stream = stream
+        self._drawn_at = 0.0
+        self._handle = _notebook_handle(progress_text(0, total, 0))
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        super().on_chain_end(outputs, run_id=run_id, **kwargs)
+        if run_id == self._root:
+            self._draw_last()
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        super().on_chain_error(error, run_id=run_id, **kwargs)
+        if run_id == self._root:
+            self._draw_last()
+
+    def _changed(self, done: int, total: int, failed: int) -> None:
+        now = time.monotonic()
+        if self._live() and now - self._drawn_at >= self._interval:
+            self._drawn_at = now
+            self._draw(progress_text(done, total, failed), end="\r")
+
+    def _draw_last(self) -> None:
+        self._draw(progress_text(self.done, self.total, self.failed), end="\n")
+
+    def _live(self) -> bool:
+        """Whether the line can be redrawn in place (a log file only gets the last)."""
+        return self._handle is not None or (self._stream or sys.stderr).isatty()
+
+    def _draw(self, text: str, *, end: str) -> None:
+        if self._handle is not None:
+            self._handle.update({"text/plain": text}, raw=True)
+            return
+        stream = self._stream or sys.stderr
+        stream.write(text + end)
+        stream.flush()
+
+
+def _notebook_handle(text: str) -> Any:
+    """A display showing ``text`` when running in a Jupyter kernel (else ``None``), to
+    update in place.
+
+    IPython is looked for among the loaded modules: a kernel has loaded it, and a script
+    should neither pay for importing it nor LangTree depend on it.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "kernel", None) is None:
+        return None
+    display = importlib.import_module("IPython.display")
+    return display.display({"text/plain": text}, raw=True, display_id=True)

@@ -1,0 +1,121 @@
+"""How a :class:`~langtree.runtime.result.RunResult` shows in a notebook and in ``repr``.
+
+The display (Markdown, see :mod:`langtree.display`) opens with one line on what the run
+cost, then each task's values as JSON, then what failed and what was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from pydantic_core import to_jsonable_python
+
+from langtree.display import clipped, code, fenced, table
+
+if TYPE_CHECKING:
+    from langtree.runtime.result import RunResult, TraceRecord
+
+__all__ = ["result_markdown", "run_tokens"]
+
+MAX_JSON_LINES = 200
+"""Lines of a task's JSON shown; the rest is left out, and the display says so."""
+
+
+def result_markdown(result: RunResult) -> str:
+    """The notebook display of a run: the summary, the tasks, the failures."""
+    parts = [f"**Run**: {_summary(result)}"]
+    if len(result.usage.by_model) > 1:
+        parts.append(_models_table(result))
+    parts.extend(_tasks(result))
+    if result.errors:
+        parts.extend(_errors(result))
+    if result.skipped:
+        parts.append(_skipped(result))
+    return "\n\n".join(parts)
+
+
+def run_tokens(trace: Iterable[TraceRecord]) -> int:
+    """The tokens of the calls made: the provider's total where it reported usage, else
+    the prompt's count (answers replayed from a journal or cache cost nothing)."""
+    return sum(_call_tokens(record) for record in trace if not record.replayed)
+
+
+def _summary(result: RunResult) -> str:
+    usage = result.usage
+    parts = [_count(usage.calls, "call")]
+    if usage.retries:
+        parts.append(_count(usage.retries, "retry", "retries"))
+    if usage.failed_calls:
+        parts.append(f"{usage.failed_calls:,} failed")
+    parts.append(_tokens_text(result.trace))
+    if replayed := sum(record.replayed for record in result.trace):
+        parts.append(_count(replayed, "answer") + " replayed")
+    if result.transforms:
+        parts.append(_count(len(result.transforms), "transform"))
+    return ", ".join(parts)
+
+
+def _tokens_text(trace: tuple[TraceRecord, ...]) -> str:
+    made = [record for record in trace if not record.replayed]
+    text = _count(run_tokens(made), "token")
+    if any(_reported(record) is None for record in made):
+        text += " (counted from the prompts where the model reported no usage)"
+    return text
+
+
+def _models_table(result: RunResult) -> str:
+    rows = (
+        [
+            code(model),
+            f"{usage.calls:,}",
+            f"{run_tokens(record for record in result.trace if record.model == model):,}",
+        ]
+        for model, usage in result.usage.by_model.items()
+    )
+    return table(["model", "calls", "tokens"], rows)
+
+
+def _tasks(result: RunResult) -> Iterator[str]:
+    """Each task's values as JSON; a task that does not validate says why first."""
+    for tag in result.tasks:
+        values = _json(result.dump(tag), f"result.dump({tag!r})")
+        yield f"{code(tag)}\n\n{values}"
+    for tag, reason in result.invalid.items():
+        values = _json(to_jsonable_python(result.partials.get(tag)), f"result.partial({tag!r})")
+        yield f"{code(tag)} does not validate\n\n{fenced(reason, 'text')}\n\n{values}"
+
+
+def _json(data: object, source: str) -> str:
+    """``data`` as indented JSON in a code block, clipped; ``source`` gives all of it."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return fenced(clipped(text, MAX_JSON_LINES, f"{source} has them all"), "json")
+
+
+def _errors(result: RunResult) -> Iterator[str]:
+    yield f"**{_count(len(result.errors), 'step instance')} failed**"
+    for error in result.errors:
+        yield f"{code(error.step_id)} at {code(error.node_path)}\n\n{fenced(str(error), 'text')}"
+
+
+def _skipped(result: RunResult) -> str:
+    lines = (
+        f"- {code(record.step_id)} at {code(record.node_path)}, because of {code(record.because)}"
+        for record in result.skipped
+    )
+    return f"**{_count(len(result.skipped), 'skipped instance')}**\n\n" + "\n".join(lines)
+
+
+def _call_tokens(record: TraceRecord) -> int:
+    reported = _reported(record)
+    return record.token_count if reported is None else reported
+
+
+def _reported(record: TraceRecord) -> int | None:
+    total = record.usage.get("total_tokens") if record.usage else None
+    return total if isinstance(total, int) else None
+
+
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
