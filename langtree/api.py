@@ -15,6 +15,7 @@ from typing import Protocol, Unpack, cast
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langtree.errors import Diagnostic, ExecutionError, StructureError
+from langtree.prompts.estimate import Prompts
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
@@ -156,7 +157,7 @@ class RunStructure(TreeStructure):
         self,
         inputs: Mapping[object, object] | None = None,
         variables: Mapping[str, object] | None = None,
-    ) -> list[StepPrompt]:
+    ) -> Prompts:
         """Every prompt the run would send, in plan order, assembled offline.
 
         A step appears once per node instance known from the inputs (``[*]`` where the
@@ -164,6 +165,11 @@ class RunStructure(TreeStructure):
         appear as ``[pending: produced by step ...]``. Each prompt carries its model's
         token budget when one is configured: check ``prompt.over_budget``
         (``langtree prompts`` flags such prompts and exits with status 1).
+
+        The list also totals what the run will cost before it starts: ``prompts.cost``
+        (calls, counting ``resample(n)``, and input tokens), ``prompts.by_step()`` and
+        ``prompts.by_model()``; retries and the elements of lists a model writes come on
+        top.
 
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
@@ -177,7 +183,7 @@ class RunStructure(TreeStructure):
         """
         checked = self._checked_inputs(inputs)
         prompts = preview_prompts(self._prompt_setup(checked, _checked_variables(variables)))
-        return [self._budgeted(prompt) for prompt in prompts]
+        return Prompts(self._budgeted(prompt) for prompt in prompts)
 
     def _prompt_setup(
         self, inputs: Mapping[object, object], variables: Mapping[str, object]

@@ -7,11 +7,9 @@ import io
 from pathlib import Path
 
 import pytest
-from pydantic import Field
 
-from langtree import RunStructure, TreeNode
 from langtree.cli import main
-from langtree.cli.run import _expected_calls, _show
+from langtree.cli.run import _show
 from langtree.cli.terminal import colours
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -22,28 +20,6 @@ class Terminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
-
-
-class Item(TreeNode):
-    """Name the item."""
-
-    name: str = Field(description="! resample(3)")
-    note: str
-
-
-class TaskShelf(TreeNode):
-    """! resample(2)"""
-
-    items: list[Item]
-    label: str
-
-
-def test_resampled_calls_count_in_the_expected_total() -> None:
-    structure = RunStructure()
-    structure.add(TaskShelf)
-    inputs: dict[object, object] = {TaskShelf: {"items": [{}, {}]}}
-    # Two items: the name three times and the note once each; the label twice.
-    assert _expected_calls(structure, inputs, {}) == 2 * (3 + 1) + 2
 
 
 def test_the_final_line_counts_every_call_made(capsys: pytest.CaptureFixture[str]) -> None:

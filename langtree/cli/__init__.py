@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,8 +35,9 @@ from langtree import __version__
 from langtree.cli.inputs import read_inputs, variables_from
 from langtree.cli.run import add_run_command
 from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
+from langtree.display import fenced
 from langtree.errors import LangTreeError
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts.estimate import Prompts
 
 __all__ = ["main"]
 
@@ -183,9 +183,9 @@ def _prompts(arguments: argparse.Namespace) -> int:
     return 1 if over else 0
 
 
-def _prompts_markdown(prompts: list[StepPrompt]) -> str:
+def _prompts_markdown(prompts: Prompts) -> str:
     total = sum(prompt.token_count for prompt in prompts)
-    parts = [f"# {len(prompts)} prompt(s), {total} tokens"]
+    parts = [f"# {len(prompts)} prompt(s), {total} tokens", prompts.cost_markdown()]
     for number, prompt in enumerate(prompts, start=1):
         model = f"model `{prompt.model}`" if prompt.model else "the default model"
         budget = (
@@ -197,12 +197,6 @@ def _prompts_markdown(prompts: list[StepPrompt]) -> str:
             f"{model}.{budget}"
         )
         for message in prompt.messages:
-            parts.append(f"### {message.type.capitalize()}\n\n{_fenced(str(message.content))}")
+            text = fenced(str(message.content).rstrip(), "markdown")
+            parts.append(f"### {message.type.capitalize()}\n\n{text}")
     return "\n\n".join(parts)
-
-
-def _fenced(text: str) -> str:
-    """``text`` in a code fence longer than any run of backticks inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}markdown\n{text.rstrip()}\n{fence}"

@@ -65,6 +65,12 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="NAME=VALUE",
         help="an external prompt variable (repeatable)",
     )
+    command.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the run would cost (calls and input tokens, per step and per "
+        "model) and exit, building no model",
+    )
     _add_run_settings(command)
     command.set_defaults(handler=run_tree)
 
@@ -158,6 +164,8 @@ def run_tree(arguments: argparse.Namespace) -> int:
     if not rows:
         require_inputs(checked, inputs, task_name, arguments.input)
     variables = variables_from(arguments.var)
+    if arguments.dry_run:
+        return _dry_run(checked, inputs, variables, task_name, rows=rows)
     keys = model_keys(checked, inputs)
     provider = provider_for(arguments.model, keys, arguments.method)
     structure = RunStructure(checked.config, provider=provider)
@@ -183,7 +191,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
         )
     live = sys.stderr.isatty()
     progress = RunProgress(
-        _expected_calls(structure, inputs, variables),
+        structure.prompts(inputs, variables).cost.calls,
         on_change=(
             # A failed call is asked again (a retry): one more call to come.
             lambda done, total, failed: _show(
@@ -210,13 +218,26 @@ def run_tree(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _expected_calls(
-    structure: RunStructure, inputs: dict[object, object], variables: dict[str, object]
+def _dry_run(
+    checked: RunStructure,
+    inputs: dict[object, object],
+    variables: dict[str, object],
+    task_name: str,
+    *,
+    rows: bool,
 ) -> int:
-    """The calls the run is expected to make: one per prompt the dry run knows, times its
-    step's resampling (retries add to it as they happen; lists a model writes, too)."""
-    samples = {step.id: step.resample for step in structure.plan(inputs).steps}
-    return sum(samples[prompt.step_id] for prompt in structure.prompts(inputs, variables))
+    """Print what the run would cost, as ``RunStructure.prompts()`` totals it."""
+    if rows:
+        raise LangTreeError(
+            "--dry-run estimates one run, not a dataset\n"
+            "  hint: pass one row's values as a .json file, or see `langtree prompts`"
+        )
+    structure = RunStructure(checked.config)
+    for tag, cls in checked.tasks.items():
+        if not task_name or tag == task_tag(task_name):
+            structure.add(cls)
+    print(structure.prompts(inputs, variables).cost_markdown())
+    return 0
 
 
 def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:

@@ -67,6 +67,7 @@ class StepPrompt:
         token_budget: The most tokens the step's model may receive, when configured
             (``RunStructure({"token_budget": ...})``).
         assets: The assets sent with the human message, in the order of their numbers.
+        samples: How many calls the prompt makes: its step's ``resample(n)`` (1: once).
         asset_fields: Where each of ``assets`` was given, e.g. ``'TaskDescribe.photo'``
             (see :class:`~langtree.prompts.attachments.AssetSources`).
     """
@@ -83,6 +84,7 @@ class StepPrompt:
     token_budget: int | None = None
     assets: tuple[Asset, ...] = ()
     asset_fields: tuple[str, ...] = ()
+    samples: int = 1
 
     @property
     def over_budget(self) -> bool:
@@ -259,6 +261,7 @@ class PromptBuilder:
             variables=document.variables,
             assets=document.assets,
             asset_fields=tuple(self.asset_source(asset).label for asset in document.assets),
+            samples=step.resample,
         )
 
     def check_missing(self) -> None:

@@ -1,0 +1,101 @@
+"""What a run will cost before it starts: ``prompts()`` totals calls and input tokens."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from langtree import RunStructure, TreeNode
+from langtree.prompts.estimate import Cost, Prompts
+
+
+class Item(TreeNode):
+    """Name the item."""
+
+    name: str = Field(
+        description="""A short name.
+    ! resample(3)
+    ! llm("fast")"""
+    )
+    note: str = Field(description="One sentence.")
+
+
+class TaskShelf(TreeNode):
+    """! resample(2)"""
+
+    items: list[Item]
+    label: str = Field(description="The shelf's label.")
+
+
+class Provider:
+    def list_models(self) -> list[str]:
+        return ["default", "fast"]
+
+
+def shelf_prompts(config: object = None) -> Prompts:
+    structure = RunStructure(config, Provider())  # type: ignore[arg-type]
+    structure.add(TaskShelf)
+    return structure.prompts({TaskShelf: {"items": [{}, {}]}})
+
+
+def test_prompts_are_still_a_list() -> None:
+    prompts = shelf_prompts()
+    assert isinstance(prompts, list)
+    assert [prompt.step_id for prompt in prompts][:2] == [
+        "task.shelf.items:name",
+        "task.shelf.items:name",
+    ]
+    assert [prompt.samples for prompt in prompts] == [3, 3, 1, 1, 2]  # the root resamples 2
+
+
+def test_each_prompt_costs_one_call_per_sample() -> None:
+    prompts = shelf_prompts()
+    tokens = {prompt.step_id: prompt.token_count for prompt in prompts}
+    by_step = prompts.by_step()
+
+    assert by_step == {
+        "task.shelf.items:name": Cost(
+            prompts=2, calls=6, input_tokens=6 * tokens["task.shelf.items:name"]
+        ),
+        "task.shelf.items:note": Cost(
+            prompts=2, calls=2, input_tokens=2 * tokens["task.shelf.items:note"]
+        ),
+        "task.shelf:label": Cost(prompts=1, calls=2, input_tokens=2 * tokens["task.shelf:label"]),
+    }
+    assert prompts.cost == Cost(
+        prompts=5, calls=10, input_tokens=sum(cost.input_tokens for cost in by_step.values())
+    )
+    assert prompts.by_model() == {
+        "fast": by_step["task.shelf.items:name"],
+        None: Cost(
+            prompts=3,
+            calls=4,
+            input_tokens=by_step["task.shelf.items:note"].input_tokens
+            + by_step["task.shelf:label"].input_tokens,
+        ),
+    }
+
+
+def test_prompts_over_their_budget_are_counted() -> None:
+    prompts = shelf_prompts({"token_budget": {"fast": 10}})
+    assert prompts.by_model()["fast"].over_budget == 2
+    assert prompts.cost.over_budget == 2
+
+
+def test_the_costs_as_markdown() -> None:
+    prompts = shelf_prompts()
+    cost = prompts.cost
+    name, note, label = (prompts.by_step()[step] for step in prompts.by_step())
+    assert prompts.cost_markdown() == (
+        f"**10 call(s), {cost.input_tokens:,} input tokens** (5 prompt(s); retries and "
+        "model-written lists add to it)\n\n"
+        "| step | prompts | calls | input tokens | over budget |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        f"| `task.shelf.items:name` | 2 | 6 | {name.input_tokens:,} | 0 |\n"
+        f"| `task.shelf.items:note` | 2 | 2 | {note.input_tokens:,} | 0 |\n"
+        f"| `task.shelf:label` | 1 | 2 | {label.input_tokens:,} | 0 |\n\n"
+        "| model | prompts | calls | input tokens | over budget |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        f"| `fast` | 2 | 6 | {name.input_tokens:,} | 0 |\n"
+        f"| default | 3 | 4 | {note.input_tokens + label.input_tokens:,} | 0 |"
+    )
+    assert prompts._repr_markdown_().startswith(prompts.cost_markdown() + "\n\n---\n\n")
