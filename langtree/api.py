@@ -23,6 +23,7 @@ from langtree.runtime.engine import execute
 from langtree.runtime.events import EventSink, RunEvent, stream_events
 from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
 from langtree.runtime.precheck import check_asset_support
+from langtree.runtime.progress_bar import ProgressBar
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import DEFAULT_NAME, RunInputs, run_runnable
@@ -218,6 +219,7 @@ class RunStructure(TreeStructure):
         variables: Mapping[str, object] | None = None,
         *,
         config: RunnableConfig | None = None,
+        progress: bool = False,
         **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
@@ -230,6 +232,7 @@ class RunStructure(TreeStructure):
         ``KeyboardInterrupt``) carries what had finished. Arguments, errors and result
         as :meth:`arun`.
         """
+        config = self._with_progress(inputs, variables, config, progress)
         if config is not None:
             return self._traced(variables, options).invoke(inputs, _checked_config(config))
         return run_interruptible(lambda watch: self._arun(inputs, variables, options, watch))
@@ -240,6 +243,7 @@ class RunStructure(TreeStructure):
         variables: Mapping[str, object] | None = None,
         *,
         config: RunnableConfig | None = None,
+        progress: bool = False,
         **options: Unpack[RunOptions],
     ) -> RunResult:
         """Run every step on the provider's models and return the filled tasks.
@@ -257,6 +261,9 @@ class RunStructure(TreeStructure):
                 ``metadata``, ``run_name``): the run is then one traced run (in
                 LangSmith, one trace) named ``run_name`` (default ``"LangTree run"``),
                 with every model call a child run, as :meth:`build`'s runnable does.
+            progress: Show a progress bar of the run's calls (in a notebook, an output
+                line updated in place; elsewhere a line on stderr), counting from the
+                calls ``prompts()`` expects (``langtree.runtime.ProgressBar``).
             **options: Settings of this run, overriding the config's:
                 ``max_concurrency`` (the most model calls in flight, default 16),
                 ``max_retries`` (how many times invalid output is asked for again,
@@ -279,6 +286,7 @@ class RunStructure(TreeStructure):
             RunLimitError: The deadline or a usage limit was reached (``error.result``
                 holds what had finished).
         """
+        config = self._with_progress(inputs, variables, config, progress)
         if config is not None:
             traced = self._traced(variables, options)
             return await traced.ainvoke(inputs, _checked_config(config))
@@ -505,6 +513,27 @@ class RunStructure(TreeStructure):
                 f"build() takes a string name, got {name!r}\n  hint: e.g. build(name='review run')"
             )
         return self._traced(variables, options, name=name)
+
+    def _with_progress(
+        self,
+        inputs: Mapping[object, object] | None,
+        variables: Mapping[str, object] | None,
+        config: RunnableConfig | None,
+        progress: bool,
+    ) -> RunnableConfig | None:
+        """``config`` with a progress bar among its callbacks, when one is asked for."""
+        if not progress:
+            return config
+        bar = ProgressBar(self.prompts(inputs, variables).cost.calls)
+        given = dict(_checked_config(config)) if config is not None else {}
+        callbacks = given.get("callbacks")
+        if callbacks is not None and not isinstance(callbacks, list):
+            raise ExecutionError(
+                "progress=True adds its bar to a list of callbacks, not to a callback "
+                "manager\n  hint: pass config={'callbacks': [handler, ...]}"
+            )
+        given["callbacks"] = [*(callbacks or []), bar]
+        return cast(RunnableConfig, given)
 
     def _traced(
         self,

@@ -140,3 +140,27 @@ def test_a_run_that_fails_still_draws_its_last_line() -> None:
 
     # Which calls finished before the run stopped depends on the scheduling.
     assert re.fullmatch(r"langtree ▕[█·]{20}▏ [123]/3 calls, [123] failed\n", log.getvalue())
+
+
+def test_run_with_progress_draws_a_bar_of_the_expected_calls(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    structure.add(TaskList)
+    expected = structure.prompts(INPUTS).cost.calls
+
+    structure.run(INPUTS, progress=True)
+
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == progress_text(expected, expected, 0)
+
+
+def test_progress_joins_the_callbacks_of_a_config(capsys: pytest.CaptureFixture[str]) -> None:
+    structure = RunStructure(provider=LLMProvider({"default": FakeChatModel()}))
+    structure.add(TaskList)
+    mine = ProgressBar(1, stream=io.StringIO())
+
+    structure.run(INPUTS, config={"callbacks": [mine]}, progress=True)
+
+    assert mine.done == structure.prompts(INPUTS).cost.calls
+    assert capsys.readouterr().err.splitlines()[-1].endswith(" calls, 0 failed")
