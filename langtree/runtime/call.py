@@ -444,10 +444,7 @@ class StepCall:
         """One call of the bound model, traced as a chain run with the model's run inside,
         its answer read."""
         if not self.context.observed:
-            # The chain run would be invisible: the model is called directly (its own run
-            # still gets the metadata).
-            reply = await self.binding.runnable.ainvoke(messages, config=config)
-            return read_reply(self.binding, reply)
+            return read_reply(self.binding, await self._unobserved(messages, config))
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
         run = await manager.on_chain_start(
@@ -467,6 +464,15 @@ class StepCall:
             {"raw": reply, "parsed": reading.arguments, "parsing_error": reading.problem}
         )
         return reading
+
+    async def _unobserved(self, messages: list[BaseMessage], config: RunnableConfig) -> object:
+        """A call that no callback handler sees: the chain run would be invisible, so the
+        model is called directly (its own run still gets the metadata), without
+        LangChain's run bookkeeping when the binding allows (``DirectCall``)."""
+        direct = self.binding.direct
+        if direct is not None and direct.applies(messages):
+            return await direct.ainvoke(messages, config)
+        return await self.binding.runnable.ainvoke(messages, config=config)
 
     def _validate(self, reading: Reading) -> tuple[BaseModel | None, str | None]:
         """The answer as the step's class, or why it is not usable (text that is not

@@ -24,6 +24,10 @@ the bound model: a ``RunnableBinding`` (``bind(...)``, ``with_retry(...)``,
 ``with_config(...)``) keeps its settings, ``with_fallbacks`` binds every model with the
 method chosen for the first, and a configurable model (``configurable_fields`` /
 ``configurable_alternatives``) is bound per call, for the model its config selects.
+
+A chat model bound by ``bind_tools`` or ``bind`` alone can also be called without
+LangChain's run bookkeeping (:class:`DirectCall`), for calls that no callback handler
+would see.
 """
 
 from __future__ import annotations
@@ -33,23 +37,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import (
     Runnable,
+    RunnableBinding,
     RunnableConfig,
     RunnableParallel,
     RunnableSequence,
     RunnableWithFallbacks,
 )
 from langchain_core.runnables.base import RunnableBindingBase
+from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.configurable import DynamicRunnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.utils.uuid import uuid7
 
 from langtree.errors import ExecutionError
 from langtree.runtime.json_mode import json_instructions
 
 __all__ = [
     "METHOD_CHOICES",
+    "DirectCall",
     "Method",
     "MethodChoice",
     "StepRunnable",
@@ -80,12 +90,117 @@ class StructuredBinding:
         method: The method in use (never ``"auto"``).
         tool_name: The tool the answer must call (``"function_calling"``).
         instructions: Text appended to the last human message (``"json_mode"``).
+        direct: The same call without LangChain's run bookkeeping, when ``runnable`` is
+            a chat model bound by ``bind_tools`` or ``bind`` alone (``None``: every call
+            goes through ``runnable``).
     """
 
     runnable: StepRunnable
     method: Method
     tool_name: str | None = None
     instructions: str | None = None
+    direct: DirectCall | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectCall:
+    """A chat model bound by ``bind_tools`` or ``bind`` alone, called as its ``ainvoke``
+    calls it when no callback handler is attached.
+
+    ``RunnableBinding.ainvoke`` → ``BaseChatModel.ainvoke`` → ``agenerate`` merge the
+    config twice, build a callback manager, format the messages and the invocation
+    parameters for tracers, send the run's start and end events (the end in a task of
+    its own) and run the generation in another task. With no handler all of that ends in
+    a run manager without handlers, handed to ``_agenerate_with_cache``, which does the
+    work that matters: the LLM cache, the model's rate limiter, streaming when the model
+    asks for it, ``output_version``, the message id and the response metadata. A direct
+    call builds that run manager (the run's tags and metadata and the model's own, but
+    not the ``ls_*`` invocation parameters, which only tracers read; no handlers) and
+    calls ``_agenerate_with_cache``; the answer is the same message. That method is
+    private to langchain-core: ``tests/runtime/test_direct_calls.py`` checks that both
+    ways give the same answer, so that a langchain-core release that changes it fails
+    there.
+
+    Attributes:
+        model: The chat model.
+        stop: The bound stop sequences.
+        options: The other bound keyword arguments (tools, ``tool_choice``,
+            ``response_format``), as ``agenerate`` passes them on.
+    """
+
+    model: BaseChatModel
+    stop: list[str] | None = None
+    options: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, runnable: Runnable[Any, Any]) -> DirectCall | None:
+        """The direct call of ``runnable``, or ``None`` when it is not a chat model bound
+        by ``bind``: other wrappers, a config of its own, or a model class that changes
+        how ``ainvoke`` reaches ``agenerate``."""
+        # A subclass of RunnableBinding that keeps its ainvoke (chat models' bind returns
+        # one) only binds keyword arguments; one that overrides ainvoke may do anything.
+        if not isinstance(runnable, RunnableBinding) or not _keeps_ainvoke(type(runnable)):
+            return None
+        model = runnable.bound
+        if runnable.config or runnable.config_factories or not isinstance(model, BaseChatModel):
+            return None
+        if not _plain_chat_model(type(model)):
+            return None
+        options = dict(runnable.kwargs)
+        stop = options.pop("stop", None)
+        # agenerate takes the schema for tracers out of the options (the older name
+        # only when the newer one is absent or empty).
+        if not options.pop("ls_structured_output_format", None):
+            options.pop("structured_output_format", None)
+        return cls(model=model, stop=stop, options=options)
+
+    def applies(self, messages: list[BaseMessage]) -> bool:
+        """Whether these messages may be sent directly: the model has no callbacks of
+        its own and is not verbose (their handlers see every call), and every message is
+        text (``agenerate`` converts content blocks to the standard form first)."""
+        model = self.model
+        if model.callbacks or model.verbose:
+            return False
+        return all(isinstance(message.content, str) for message in messages)
+
+    async def ainvoke(self, messages: list[BaseMessage], config: RunnableConfig) -> BaseMessage:
+        """The model's answer to ``messages``, as ``ainvoke(messages, config)`` gives it.
+
+        The caller has made sure that no handler observes the call (see
+        :meth:`applies`).
+        """
+        config = ensure_config(config)
+        tags, metadata = config.get("tags", []), config.get("metadata", {})
+        model = self.model
+        manager = AsyncCallbackManagerForLLMRun(
+            run_id=config.pop("run_id", None) or uuid7(),
+            handlers=[],
+            inheritable_handlers=[],
+            tags=[*tags, *(model.tags or [])],
+            inheritable_tags=tags,
+            metadata={**metadata, **(model.metadata or {})},
+            inheritable_metadata=metadata,
+        )
+        result = await model._agenerate_with_cache(
+            messages, stop=self.stop, run_manager=manager, **self.options
+        )
+        return result.generations[0].message
+
+
+def _keeps_ainvoke(binding: type[RunnableBinding[Any, Any]]) -> bool:
+    return binding.ainvoke is RunnableBinding.ainvoke
+
+
+def _plain_chat_model(model: type[BaseChatModel]) -> bool:
+    """Whether ``ainvoke`` reaches ``_agenerate_with_cache`` through BaseChatModel's own
+    ``agenerate_prompt`` and ``agenerate`` (and a langchain-core without that private
+    method gets every call through ``ainvoke``)."""
+    return (
+        hasattr(BaseChatModel, "_agenerate_with_cache")
+        and model.ainvoke is BaseChatModel.ainvoke
+        and model.agenerate_prompt is BaseChatModel.agenerate_prompt
+        and model.agenerate is BaseChatModel.agenerate
+    )
 
 
 def bind_structured(
@@ -98,11 +213,13 @@ def bind_structured(
     """
     chosen = resolve_method(model, method)
     name: str = convert_to_openai_tool(dict(schema))["function"]["name"]
+    runnable = _bound(model, schema, chosen)
     return StructuredBinding(
-        runnable=_bound(model, schema, chosen),
+        runnable=runnable,
         method=chosen,
         tool_name=name if chosen == "function_calling" else None,
         instructions=json_instructions(schema) if chosen == "json_mode" else None,
+        direct=DirectCall.of(runnable),
     )
 
 

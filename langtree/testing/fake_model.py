@@ -4,7 +4,10 @@ None of ``langchain_core``'s own fakes implement ``bind_tools``, so none of them
 ``with_structured_output``. This one does, the way provider models do: ``bind_tools``
 binds the tools in OpenAI's format, and the reply is a tool call whose arguments arrive as
 JSON text, which LangChain parses into ``tool_calls`` (or, when the text is not a JSON
-object, ``invalid_tool_calls``) exactly as it does for a provider's stream.
+object, ``invalid_tool_calls``) exactly as it does for a provider's stream. A streamed
+call gets the text in pieces of 16 characters; a call that is not streamed (``invoke``)
+gets it in one piece, as a provider's whole response, so its arguments are parsed once
+rather than once per piece.
 
 Every call is recorded as a :class:`FakeRequest` in :attr:`FakeChatModel.calls`. The node
 path comes from the run's metadata key ``"langtree_node_path"``: LangChain hands it to
@@ -162,7 +165,7 @@ class FakeChatModel(StructuredChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return generate_from_stream(self._replies(messages, run_manager, kwargs))
+        return generate_from_stream(self._replies(messages, run_manager, kwargs, size=None))
 
     async def _agenerate(
         self,
@@ -171,7 +174,7 @@ class FakeChatModel(StructuredChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return await agenerate_from_stream(self._areplies(messages, run_manager, kwargs))
+        return await agenerate_from_stream(self._areplies(messages, run_manager, kwargs, size=None))
 
     def _stream(
         self,
@@ -196,6 +199,7 @@ class FakeChatModel(StructuredChatModel):
         messages: Sequence[BaseMessage],
         run_manager: CallbackManagerForLLMRun | None,
         options: Mapping[str, object],
+        size: int | None = _PIECE,
     ) -> Iterator[ChatGenerationChunk]:
         request = self._record(messages, run_manager, options)
         delay = self._delay(request)
@@ -204,13 +208,14 @@ class FakeChatModel(StructuredChatModel):
         reply = self.responder(request) if self.responder else _default_reply(request)
         if inspect.isawaitable(reply):
             reply = _run_to_completion(reply)
-        yield from _chunks(request, reply, self)
+        yield from _chunks(request, reply, self, size)
 
     async def _areplies(
         self,
         messages: Sequence[BaseMessage],
         run_manager: AsyncCallbackManagerForLLMRun | None,
         options: Mapping[str, object],
+        size: int | None = _PIECE,
     ) -> AsyncIterator[ChatGenerationChunk]:
         request = self._record(messages, run_manager, options)
         delay = self._delay(request)
@@ -219,7 +224,7 @@ class FakeChatModel(StructuredChatModel):
         reply = self.responder(request) if self.responder else _default_reply(request)
         if inspect.isawaitable(reply):
             reply = await reply
-        for chunk in _chunks(request, reply, self):
+        for chunk in _chunks(request, reply, self, size):
             yield chunk
 
     def _record(
@@ -271,14 +276,16 @@ def _node_path(
 
 
 def _chunks(
-    request: FakeRequest, reply: object, model: FakeChatModel
+    request: FakeRequest, reply: object, model: FakeChatModel, size: int | None
 ) -> Iterator[ChatGenerationChunk]:
     """The reply as a provider would stream it: text (JSON text when structured output
-    was asked for as JSON), or a tool call's JSON arguments; the last chunk says which
-    model answered, and how many tokens it took when the model reports usage."""
+    was asked for as JSON), or a tool call's JSON arguments, in pieces of ``size``
+    characters (``None``: one piece, a whole response); the last chunk says which model
+    answered, and how many tokens it took when the model reports usage."""
     call = request.tool_name is not None and not isinstance(reply, str)
     text = reply if isinstance(reply, str) else _json(reply)
-    pieces = [text[i : i + _PIECE] for i in range(0, len(text), _PIECE)] or [""]
+    pieces = [text[i : i + size] for i in range(0, len(text), size)] if size else [text]
+    pieces = pieces or [""]
     usage = _usage(request.text, text) if model.report_usage else None
     for number, piece in enumerate(pieces):
         position: Literal["last"] | None = "last" if number == len(pieces) - 1 else None
