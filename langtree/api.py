@@ -57,22 +57,23 @@ class RunStructure(TreeStructure):
             ``usage_limits``) are the defaults of every run, which ``run(...)`` may
             override.
         provider: The models that ``llm(...)`` may name; when given, unknown keys are
-            reported by :meth:`validate`.
+            reported by `validate()`.
 
     Raises:
         StructureError: A setting is unknown or wrong, or ``provider`` is not a provider
             (every problem is reported).
 
-    >>> from langtree import TreeNode
-    >>> class TaskGreet(TreeNode):
-    ...     name: str
-    ...     greeting: str
-    >>> structure = RunStructure()
-    >>> structure.add(TaskGreet)
-    >>> structure.validate()
-    ()
-    >>> [step.fields for step in structure.plan({TaskGreet: {"name": "Ada"}}).steps]
-    [('greeting',)]
+    Examples:
+        >>> from langtree import TreeNode
+        >>> class TaskGreet(TreeNode):
+        ...     name: str
+        ...     greeting: str
+        >>> structure = RunStructure()
+        >>> structure.add(TaskGreet)
+        >>> structure.validate()
+        ()
+        >>> [step.fields for step in structure.plan({TaskGreet: {"name": "Ada"}}).steps]
+        [('greeting',)]
     """
 
     def __init__(self, config: ConfigInput = None, provider: ModelCatalog | None = None) -> None:
@@ -117,7 +118,7 @@ class RunStructure(TreeStructure):
         """Check every rule over all added tasks, with what the caller will supply.
 
         Args:
-            inputs: The caller's values by task class or tag, as for :meth:`run`.
+            inputs: The caller's values by task class or tag, as for `run()`.
                 Without them, every field without a default is checked as generated.
 
         With an ``LLMProvider``, the assets that the inputs and the defaults hold are
@@ -129,7 +130,7 @@ class RunStructure(TreeStructure):
 
         Raises:
             StructureError: Holding every error found, sorted by location; or ``inputs``
-                do not fit (as :meth:`plan`); or a step would send its model an asset of
+                do not fit (as `plan()`); or a step would send its model an asset of
                 a kind the model's profile says it lacks.
             ExecutionError: Checking the assets, a command's data does not fit.
         """
@@ -178,7 +179,7 @@ class RunStructure(TreeStructure):
 
         Raises:
             StructureError: The tasks do not validate, or the inputs do not fit them
-                (as :meth:`plan`).
+                (as `plan()`).
             ExecutionError: ``variables`` is not a mapping of names, external variables
                 are missing, or mapped data does not fit.
         """
@@ -228,9 +229,8 @@ class RunStructure(TreeStructure):
         LangTree's own event loop, the same for every run of the process, so clients
         that keep connections bound to a loop (httpx) work run after run. Ctrl-C stops
         the run within a second: no call starts after it, calls in flight are
-        cancelled, and :class:`~langtree.runtime.RunInterrupted` (a
-        ``KeyboardInterrupt``) carries what had finished. Arguments, errors and result
-        as :meth:`arun`.
+        cancelled, and `RunInterrupted` (a ``KeyboardInterrupt``) carries what had
+        finished. Arguments, errors and result as `arun()`.
         """
         config = self._with_progress(inputs, variables, config, progress)
         if config is not None:
@@ -251,7 +251,7 @@ class RunStructure(TreeStructure):
         Everything is checked before the first model call: the provider, the tasks, the
         inputs, the external variables, the settings and the model keys. The run happens
         on the caller's event loop, unless the provider's models were driven from
-        LangTree's own loop before (a notebook that called :meth:`run`): then it
+        LangTree's own loop before (a notebook that called `run()`): then it
         happens there, so their clients keep working.
 
         Args:
@@ -260,7 +260,7 @@ class RunStructure(TreeStructure):
             config: A LangChain ``RunnableConfig`` (``callbacks``, ``tags``,
                 ``metadata``, ``run_name``): the run is then one traced run (in
                 LangSmith, one trace) named ``run_name`` (default ``"LangTree run"``),
-                with every model call a child run, as :meth:`build`'s runnable does.
+                with every model call a child run, as `build()`'s runnable does.
             progress: Show a progress bar of the run's calls (in a notebook, an output
                 line updated in place; elsewhere a line on stderr), counting from the
                 calls ``prompts()`` expects (``langtree.runtime.ProgressBar``).
@@ -277,7 +277,7 @@ class RunStructure(TreeStructure):
 
         Raises:
             StructureError: The tasks do not validate, the inputs do not fit them (as
-                :meth:`plan`), or a model key is not in the provider.
+                `plan()`), or a model key is not in the provider.
             ExecutionError: No provider, an unknown or wrong setting, ``variables`` not
                 a mapping of names, ``config`` not a mapping, missing external
                 variables, or mapped data that does not fit.
@@ -298,10 +298,10 @@ class RunStructure(TreeStructure):
         variables: Mapping[str, object] | None = None,
         **options: Unpack[RunOptions],
     ) -> Iterator[RunEvent]:
-        """Run as :meth:`run` does, handing out what the run writes as it writes it.
+        """Run as `run()` does, handing out what the run writes as it writes it.
 
-        Runs on LangTree's own event loop, as :meth:`run` does; stopping the iteration
-        (or Ctrl-C) cancels the run. Arguments, events and errors as :meth:`astream`.
+        Runs on LangTree's own event loop, as `run()` does; stopping the iteration
+        (or Ctrl-C) cancels the run. Arguments, events and errors as `astream()`.
         """
         return iterate_sync(self._events(inputs, variables, options))
 
@@ -311,7 +311,7 @@ class RunStructure(TreeStructure):
         variables: Mapping[str, object] | None = None,
         **options: Unpack[RunOptions],
     ) -> AsyncIterator[RunEvent]:
-        """Run as :meth:`arun` does: ``async for event in structure.astream(inputs)``.
+        """Run as `arun()` does: ``async for event in structure.astream(inputs)``.
 
         Events come as the tree fills, at node granularity (every value is validated,
         none is half-parsed): ``StepFinished`` for each step instance (its values, and
@@ -323,7 +323,7 @@ class RunStructure(TreeStructure):
         Raises:
             ExecutionError: Raised here, before the run: no provider, a wrong setting,
                 ``variables`` not a mapping of names. While iterating: what
-                :meth:`arun` raises, after the events that came before.
+                `arun()` raises, after the events that came before.
         """
         provider = require_provider(self.provider)
         return iterate_affine(provider.affinity, self._events(inputs, variables, options))
@@ -392,9 +392,9 @@ class RunStructure(TreeStructure):
         **options: Unpack[RunOptions],
     ) -> Iterator[RowResult]:
         """Run the tree once per row of inputs, handing out each row's result as it is
-        ready; arguments, errors and behaviour as :meth:`arun_many`.
+        ready; arguments, errors and behaviour as `arun_many()`.
 
-        Runs on LangTree's own event loop, as :meth:`run` does; Ctrl-C cancels the rows
+        Runs on LangTree's own event loop, as `run()` does; Ctrl-C cancels the rows
         in flight (their finished calls are in the journal, when there is one) and
         raises ``KeyboardInterrupt``.
         """
@@ -424,7 +424,7 @@ class RunStructure(TreeStructure):
         error. ``deadline`` applies to each row.
 
         Args:
-            rows: Each row is what :meth:`run` takes as ``inputs``; any iterable or
+            rows: Each row is what `run()` takes as ``inputs``; any iterable or
                 async iterable (a generator reading a file keeps memory flat).
             variables: External prompt variables, the same for every row.
             ordered: Hand rows out in input order; ``False``: as they finish.
@@ -433,7 +433,7 @@ class RunStructure(TreeStructure):
             skip: Positions of rows not to run (e.g. those an earlier run wrote out).
             on_row: Called with each row's result as soon as it finishes (in input
                 order, before the earlier rows are handed out): a progress bar.
-            **options: Settings as :meth:`arun` takes them.
+            **options: Settings as `arun()` takes them.
 
         Returns:
             The rows' results (``RowResult``: ``index``, ``result``, ``error``).
@@ -489,16 +489,16 @@ class RunStructure(TreeStructure):
     ) -> Runnable[RunInputs, RunResult]:
         """The whole run as a LangChain ``Runnable``: inputs mapping in, ``RunResult`` out.
 
-        Its input is what :meth:`run` takes as ``inputs`` (task classes or tags to the
+        Its input is what `run()` takes as ``inputs`` (task classes or tags to the
         caller's values, or ``None``); ``invoke``, ``ainvoke``, ``batch`` and ``abatch``
-        run the tree as :meth:`run` and :meth:`arun` do (a batch runs at most the
+        run the tree as `run()` and `arun()` do (a batch runs at most the
         config's ``max_concurrency`` inputs at once). In LangChain tracing each step's
         model call is a child run of the runnable's run.
 
         Args:
             variables: External prompt variables, the same for every input.
             name: The run's name in tracing.
-            **options: Settings of every run, as :meth:`arun` takes them (e.g.
+            **options: Settings of every run, as `arun()` takes them (e.g.
                 ``max_concurrency``: the most model calls in flight, per input).
 
         Raises:

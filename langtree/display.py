@@ -25,10 +25,11 @@ def fenced(text: str, language: str = "") -> str:
     The fence is longer than any run of backticks in ``text``, so a fence inside (a JSON
     example in a docstring) does not end the block.
 
-    >>> print(fenced('{"a": 1}', "json"))
-    ```json
-    {"a": 1}
-    ```
+    Examples:
+        >>> print(fenced('{"a": 1}', "json"))
+        ```json
+        {"a": 1}
+        ```
     """
     fence = "`" * max(3, _longest_backticks(text) + 1)
     return f"{fence}{language}\n{text}\n{fence}"
@@ -37,10 +38,11 @@ def fenced(text: str, language: str = "") -> str:
 def code(text: str) -> str:
     """An inline code span holding ``text`` (which may hold backticks itself).
 
-    >>> code("task.report")
-    '`task.report`'
-    >>> code("a`b")
-    '``a`b``'
+    Examples:
+        >>> code("task.report")
+        '`task.report`'
+        >>> code("a`b")
+        '``a`b``'
     """
     ticks = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -50,10 +52,11 @@ def code(text: str) -> str:
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A Markdown table; ``|`` in a cell is escaped and line breaks become spaces.
 
-    >>> print(table(["step", "waits for"], [["`a|b`", "—"]]))
-    | step | waits for |
-    | --- | --- |
-    | `a\\|b` | — |
+    Examples:
+        >>> print(table(["step", "waits for"], [["`a|b`", "—"]]))
+        | step | waits for |
+        | --- | --- |
+        | `a\\|b` | — |
     """
     lines = [_row(header), _row(["---"] * len(header))]
     lines.extend(_row(row) for row in rows)
@@ -64,8 +67,9 @@ def clipped(text: str, max_lines: int, hint: str) -> str:
     """``text`` cut after ``max_lines`` lines, with a last line that tells how many lines
     were left out and where to see them all (``hint``).
 
-    >>> clipped("1\\n2\\n3", 2, "print it")
-    '1\\n2\\n… 1 more line (print it)'
+    Examples:
+        >>> clipped("1\\n2\\n3", 2, "print it")
+        '1\\n2\\n… 1 more line (print it)'
     """
     lines = text.split("\n")
     if len(lines) <= max_lines:

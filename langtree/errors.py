@@ -1,13 +1,29 @@
 """The exceptions LangTree raises, and how they render.
 
-Every error LangTree raises on purpose is a :class:`LangTreeError`::
+Every error LangTree raises on purpose is a `LangTreeError`, and also the builtin
+exception it refines, so that ``except ValueError`` still catches a parse error. The one
+exception outside the tree is `RunInterrupted`: it is what Ctrl-C raises during a
+synchronous run, so it is a ``KeyboardInterrupt``, never caught by ``except Exception``.
 
-    LangTreeError
-     ├── CommandParseError (also ValueError)   a DSL command that cannot be parsed
-     ├── CommandTextTypeError (also TypeError) DSL text that is not a ``str``
-     ├── StructureError (also ValueError)      every problem found in a tree of classes
-     ├── ConversionError (also ValueError)     a value that cannot become a field's type
-     └── ExecutionError (also RuntimeError)    a run that failed
+```text
+LangTreeError
+ ├── CommandParseError (also ValueError)     a DSL command that cannot be parsed
+ ├── CommandTextTypeError (also TypeError)   DSL text that is not a str
+ ├── StructureError (also ValueError)        every problem in a tree of classes
+ ├── ShapeError (also TypeError)             a field type the tree cannot hold
+ ├── ConversionError (also ValueError)       a value a field's type cannot take
+ ├── UnknownPathError (also KeyError)        a path no write of a run recorded
+ └── ExecutionError (also RuntimeError)      a run that failed
+      ├── StepFailedError                    a step instance got no usable output
+      └── RunLimitError                      a deadline or usage limit reached
+KeyboardInterrupt
+ └── RunInterrupted                          Ctrl-C stopped a synchronous run
+```
+
+`ShapeError` becomes a diagnostic of the `StructureError` that `validate()` raises, and
+`ConversionError` the message of an `ExecutionError`, where users meet them;
+`UnknownPathError` comes from `RunResult.provenance()`. `StepFailedError`,
+`RunLimitError` and `RunInterrupted` carry what the run had finished (``.result``).
 
 Messages follow one format: what is wrong (names quoted with ``repr``), the source line
 with a ``^~~~`` marker under the offending span, where it is, and a ``hint:`` naming the fix.
@@ -240,8 +256,9 @@ def problems_error(problems: list[str], *, what: str, hint: str) -> ExecutionErr
     """One ``ExecutionError`` for every problem of a call's arguments: the problem
     itself when there is one, else how many ``what`` are wrong and each on its own line.
 
-    >>> str(problems_error(["a is wrong", "b is wrong"], what="settings", hint="fix them"))
-    '2 settings are wrong:\\n  - a is wrong\\n  - b is wrong\\n  hint: fix them'
+    Examples:
+        >>> str(problems_error(["a is wrong", "b is wrong"], what="settings", hint="fix them"))
+        '2 settings are wrong:\\n  - a is wrong\\n  - b is wrong\\n  hint: fix them'
     """
     if len(problems) == 1:
         return ExecutionError(f"{problems[0]}\n  hint: {hint}")

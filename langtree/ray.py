@@ -5,14 +5,14 @@ The rows are cut into *shards* of ``batch_size`` consecutive rows (shard ``k`` h
 ``actors`` actors, one shard per call; each actor builds the structure once with
 ``make_structure()`` (a provider with live clients does not pickle, a function that makes
 one does) and runs its shard with the normal async engine,
-:meth:`~langtree.api.RunStructure.run_many`, so ``max_concurrency`` caps the calls in flight
+`run_many()`, so ``max_concurrency`` caps the calls in flight
 of each actor. The driver puts the shards back in order: the result is what a local
-``run_many`` of the same rows gives, one :class:`~langtree.runtime.dataset.RowResult` per
+``run_many`` of the same rows gives, one `RowResult` per
 row, in input order.
 
 **The rate limit is shared.** ``rate_limit=RateLimit(...)`` becomes one named actor holding
-the buckets (:class:`~langtree.runtime.rate_limit.RateBuckets`); every worker reaches it
-through :class:`SharedRateLimit`, so the limits hold for the whole cluster and a provider's
+the buckets (`RateBuckets`); every worker reaches it
+through `SharedRateLimit`, so the limits hold for the whole cluster and a provider's
 ``Retry-After`` seen by one worker pauses the model's calls on all of them.
 
 **One journal per shard.** With ``journal_dir``, shard ``k`` records its answers in
@@ -113,9 +113,9 @@ def run_on_ray(
 
 
 class SharedRateLimit:
-    """A :class:`~langtree.runtime.rate_limit.RateLimiter` whose buckets live in a named
-    Ray actor, shared by every process of the Ray job: :meth:`start` it once, find it
-    with :meth:`named` in each worker, and pass it as ``rate_limit=`` to their runs.
+    """A `RateLimiter` whose buckets live in a named
+    Ray actor, shared by every process of the Ray job: `start()` it once, find it
+    with `named()` in each worker, and pass it as ``rate_limit=`` to their runs.
 
     Args:
         name: The actor's name.
@@ -148,7 +148,7 @@ class SharedRateLimit:
 
     @classmethod
     def named(cls, name: str) -> SharedRateLimit:
-        """The shared rate limit that :meth:`start` started under ``name``.
+        """The shared rate limit that `start()` started under ``name``.
 
         Raises:
             ExecutionError: Ray is not installed.
@@ -181,7 +181,7 @@ class SharedRateLimit:
 
 
 class _Buckets:
-    """The rate limit's actor: :class:`RateBuckets` on the actor's clock."""
+    """The rate limit's actor: `RateBuckets` on the actor's clock."""
 
     def __init__(self, requests_per_minute: float | None, tokens_per_minute: float | None):
         self.buckets = RateBuckets(requests_per_minute, tokens_per_minute)

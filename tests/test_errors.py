@@ -1,9 +1,15 @@
 """How errors and diagnostics render."""
 
+import builtins
+import importlib
 import pickle
+import pkgutil
+import re
 
 import pytest
 
+import langtree
+import langtree.errors
 from langtree import CommandParseError, parse_command
 from langtree.errors import Diagnostic, render_marker
 
@@ -90,3 +96,65 @@ def test_diagnostic_without_source_or_file() -> None:
 
     assert bare.render() == "warning: Unknown scope 'custom'\n  hint: use prompt"
     assert bare.where == ""
+
+
+def package_exceptions() -> dict[str, type[BaseException]]:
+    """Every public exception class the package defines, by name, from all its modules
+    (but ``__main__``, which runs the CLI). Private ones never leave their module."""
+    found = {}
+    for module in pkgutil.walk_packages(langtree.__path__, "langtree."):
+        if module.name.endswith(".__main__"):
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__.startswith("langtree.")
+                and not name.startswith("_")
+            ):
+                found[name] = value
+    return found
+
+
+# One line of the tree: its branch, the class, and the builtin it also subclasses.
+TREE_LINE = re.compile(r"^(?P<branch>[ ├└─│]*)(?P<name>\w+)(?: \(also (?P<also>\w+)\))?")
+
+
+def drawn_tree() -> list[tuple[str, str | None, str | None]]:
+    """The tree in ``langtree.errors``' docstring: each class, its parent (``None`` for a
+    root) and the builtin it is drawn as also subclassing."""
+    assert langtree.errors.__doc__ is not None
+    block = re.search(r"```text\n(.*?)```", langtree.errors.__doc__, re.DOTALL)
+    assert block is not None
+    drawn = []
+    stack: list[tuple[int, str]] = []
+    for line in block[1].splitlines():
+        match = TREE_LINE.match(line)
+        assert match is not None, line
+        depth = len(match["branch"])
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        drawn.append((match["name"], stack[-1][1] if stack else None, match["also"]))
+        stack.append((depth, match["name"]))
+    return drawn
+
+
+def test_the_exception_tree_names_every_exception_class() -> None:
+    names = [name for name, _, _ in drawn_tree() if not hasattr(builtins, name)]
+
+    assert sorted(names) == sorted(package_exceptions())
+
+
+def test_the_exception_tree_draws_each_class_under_its_bases() -> None:
+    exceptions = package_exceptions()
+    misdrawn = [
+        name
+        for name, parent, also in drawn_tree()
+        if parent is not None
+        and not (
+            issubclass(exceptions[name], exceptions.get(parent) or getattr(builtins, parent))
+            and (also is None or issubclass(exceptions[name], getattr(builtins, also)))
+        )
+    ]
+
+    assert misdrawn == []

@@ -26,9 +26,10 @@ def colours(stream: TextIO) -> bool:
 def painted(text: str, colour: Colour, *, on: bool) -> str:
     """``text`` in ``colour`` when ``on``, else as it is.
 
-    >>> painted("3 failed", "red", on=True)
-    '\\x1b[31m3 failed\\x1b[0m'
-    >>> painted("3 failed", "red", on=False)
-    '3 failed'
+    Examples:
+        >>> painted("3 failed", "red", on=True)
+        '\\x1b[31m3 failed\\x1b[0m'
+        >>> painted("3 failed", "red", on=False)
+        '3 failed'
     """
     return f"\x1b[{_CODES[colour]}m{text}\x1b[0m" if on else text

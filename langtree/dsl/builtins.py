@@ -2,7 +2,7 @@
 
 ``resample(n_times)``, ``llm(model_key, override=false)`` and ``transform(expression)``
 are the only commands; the parser checks every call against this table, and the structure
-stage checks the values that assembly variables supply through :meth:`Parameter.check` —
+stage checks the values that assembly variables supply through `Parameter.check()` —
 one home for both.
 """
 

@@ -2,7 +2,7 @@
 
 Commands are frozen value objects: constructing one neither validates nor resolves
 anything (the parser and the structure stage do). Each renders back to canonical DSL text
-with :meth:`to_text`, which parses to an equal command. Source positions are kept for
+with `to_text()`, which parses to an equal command. Source positions are kept for
 error messages but take no part in equality.
 """
 
@@ -77,7 +77,7 @@ class VariableMapping:
 
     ``source_path`` is ``None`` for an implicit mapping (``{{outputs.summary}}``) and
     ``"*"`` for the wildcard (the whole current node); it keeps the pluck operators of a
-    pluck path as written (``items.*.id``; :func:`langtree.dsl.paths.split_plucks`).
+    pluck path as written (``items.*.id``; `langtree.dsl.paths.split_plucks()`).
     """
 
     target_path: str
@@ -235,3 +235,4 @@ Command: TypeAlias = (
     | ResamplingCommand
     | CommentCommand
 )
+"""Any command ``parse_command`` returns: one frozen dataclass per kind of command."""

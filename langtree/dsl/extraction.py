@@ -2,7 +2,7 @@
 
 A command is a line whose first non-blank character is ``!``; it continues over the
 following lines while a ``[``, ``{{`` or ``(`` it opened is still open. What is left once
-the commands are removed is the prompt text: dedented as :func:`inspect.cleandoc` does,
+the commands are removed is the prompt text: dedented as `inspect.cleandoc()` does,
 with the blank-line structure the author wrote.
 """
 
@@ -108,13 +108,14 @@ def extract_commands(text: str | None) -> Extraction:
         CommandParseError: A command is invalid; its line counts from the text's start.
         CommandTextTypeError: ``text`` is neither a ``str`` nor ``None`` (a ``TypeError``).
 
-    >>> extraction = extract_commands('''Summarise the report.
-    ...     ! @sequential
-    ...     Keep it short.''')
-    >>> extraction.text
-    'Summarise the report.\\nKeep it short.'
-    >>> extraction.commands[0].command
-    NodeModifierCommand(modifier='sequential', comment=None)
+    Examples:
+        >>> extraction = extract_commands('''Summarise the report.
+        ...     ! @sequential
+        ...     Keep it short.''')
+        >>> extraction.text
+        'Summarise the report.\\nKeep it short.'
+        >>> extraction.commands[0].command
+        NodeModifierCommand(modifier='sequential', comment=None)
     """
     if text is not None:
         require_text(
@@ -156,9 +157,10 @@ def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
     (``@sequential``, ``@parallel``, ``@together``, ``together``) that ends the line. Prose
     with an exclamation mark does not: ``Great! Now summarise.``, ``Thanks! @all of you``.
 
-    >>> extraction = extract_commands('Summarise the text. ! @all->task.x@{{value.y=z}}')
-    >>> find_stray_commands(extraction)
-    (StrayCommand(line=1, column=21, text='! @all->task.x@{{value.y=z}}'),)
+    Examples:
+        >>> extraction = extract_commands('Summarise the text. ! @all->task.x@{{value.y=z}}')
+        >>> find_stray_commands(extraction)
+        (StrayCommand(line=1, column=21, text='! @all->task.x@{{value.y=z}}'),)
     """
     stray: list[StrayCommand] = []
     for number in extraction.line_map:
@@ -171,7 +173,7 @@ def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
 
 
 def _dedent(lines: list[str]) -> list[str]:
-    """Dedent like :func:`inspect.cleandoc`: the first line alone, the rest together."""
+    """Dedent like `inspect.cleandoc()`: the first line alone, the rest together."""
     if not lines:
         return []
     rest = textwrap.dedent("\n".join(lines[1:])).split("\n") if len(lines) > 1 else []

@@ -11,8 +11,9 @@ __all__ = ["suggest"]
 def suggest(word: str, candidates: Sequence[str], *, fallback: str) -> str:
     """Suggest the closest candidate to a misspelled word, or return ``fallback``.
 
-    >>> suggest("@seqential", ["@sequential", "@parallel"], fallback="")
-    "did you mean '@sequential'?"
+    Examples:
+        >>> suggest("@seqential", ["@sequential", "@parallel"], fallback="")
+        "did you mean '@sequential'?"
     """
     matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return f"did you mean {matches[0]!r}?" if matches else fallback

@@ -47,7 +47,7 @@ _SPACE_AROUND_ARROW = "Space around '->' not allowed - use ']->' not '] ->' or '
 
 
 def require_text(text: object, *, function: str, what: str, example: str) -> None:
-    """Raise :class:`CommandTextTypeError` unless ``text`` is a ``str``.
+    """Raise `CommandTextTypeError` unless ``text`` is a ``str``.
 
     Args:
         text: What the caller passed.
@@ -82,8 +82,9 @@ def parse_command(text: str, *, first_line: int = 1) -> Command:
             column and a hint.
         CommandTextTypeError: ``text`` is not a ``str`` (a ``TypeError``).
 
-    >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
-    'items'
+    Examples:
+        >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
+        'items'
     """
     require_text(
         text,

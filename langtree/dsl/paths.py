@@ -43,12 +43,13 @@ def split_scope(path: str) -> tuple[Scope | None, str]:
     A path is scoped when its first component is a known scope and more follows it;
     anything else (``custom.field``, a bare ``value``) is returned whole, unscoped.
 
-    >>> split_scope("prompt.context")
-    ('prompt', 'context')
-    >>> split_scope("sections.title")
-    (None, 'sections.title')
-    >>> split_scope("task")
-    (None, 'task')
+    Examples:
+        >>> split_scope("prompt.context")
+        ('prompt', 'context')
+        >>> split_scope("sections.title")
+        (None, 'sections.title')
+        >>> split_scope("task")
+        (None, 'task')
     """
     head, dot, rest = path.partition(".")
     if dot and head in SCOPES:
@@ -59,10 +60,11 @@ def split_scope(path: str) -> tuple[Scope | None, str]:
 def split_plucks(path: str) -> tuple[str, tuple[Pluck, ...]]:
     """Split a source path into its plain dotted path and its pluck operators.
 
-    >>> split_plucks("sections.*.paragraphs.**.text")
-    ('sections.paragraphs.text', (Pluck(after=1, operator='*'), Pluck(after=2, operator='**')))
-    >>> split_plucks("sections.title")
-    ('sections.title', ())
+    Examples:
+        >>> split_plucks("sections.*.paragraphs.**.text")
+        ('sections.paragraphs.text', (Pluck(after=1, operator='*'), Pluck(after=2, operator='**')))
+        >>> split_plucks("sections.title")
+        ('sections.title', ())
     """
     names: list[str] = []
     plucks: list[Pluck] = []

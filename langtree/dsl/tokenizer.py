@@ -188,12 +188,12 @@ class Tokenizer:
         )
 
     def span(self, start: int, end: int) -> Span:
-        """The :class:`Span` of the characters ``start:end`` (cut at the end of the line)."""
+        """The `Span` of the characters ``start:end`` (cut at the end of the line)."""
         line, column = self.line_and_column(start)
         return Span(line=line, column=column, length=max(1, end - start))
 
     def offset_of(self, span: Span) -> int:
-        """The offset where a :class:`Span` starts."""
+        """The offset where a `Span` starts."""
         return self._line_starts[span.line - self._first_line] + span.column - 1
 
     def next_word(self) -> Token:
@@ -210,7 +210,7 @@ class Tokenizer:
         self.fail(f"{message}, got {found}", hint=hint, start=word.start, end=word.end)
 
     def fail(self, message: str, *, hint: str, start: int, end: int | None = None) -> NoReturn:
-        """Raise :class:`CommandParseError` for the characters ``start:end``."""
+        """Raise `CommandParseError` for the characters ``start:end``."""
         line, column = self.line_and_column(start)
         line_start = self._line_starts[line - self._first_line]
         line_text = split_lines(self.source[line_start:])[0]

@@ -1,6 +1,6 @@
 """llama.cpp's server, loaded in this process through ``xllamacpp``: once, offline, privately.
 
-A model is loaded once per process and per :class:`ServerSettings` (weights, threads,
+A model is loaded once per process and per `ServerSettings` (weights, threads,
 context size), then shared by every caller; its calls take turns on a lock, since a
 llama.cpp slot serves one request at a time. Nothing touches the network: the weights are
 a local file, llama.cpp runs with ``offline`` set and no download source (no URL, no

@@ -17,7 +17,7 @@ constrains it when the binding carries one (``with_structured_output`` binds it)
 llama.cpp's grammar for any JSON object.
 
 The weights are loaded once per process and shared by every instance with the same
-weights, threads and context size (see :mod:`langtree.models.llama_server`, which also
+weights, threads and context size (see `langtree.models.llama_server`, which also
 keeps llama.cpp off the network). Calls on other threads or tasks take turns.
 """
 
@@ -68,9 +68,10 @@ class LocalChatModel(StructuredChatModel):
         repeat_penalty: Penalty on recently generated tokens (1.0: none); a small one
             keeps a tiny model from looping inside a JSON string until ``max_tokens``.
 
-    >>> model = LocalChatModel(max_tokens=64)
-    >>> model.model_path is None, model.n_threads, model.temperature
-    (True, 1, 0.0)
+    Examples:
+        >>> model = LocalChatModel(max_tokens=64)
+        >>> model.model_path is None, model.n_threads, model.temperature
+        (True, 1, 0.0)
     """
 
     model_path: str | None = None

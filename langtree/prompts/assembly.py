@@ -52,7 +52,7 @@ def _names(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=4096)
 def _level_at(text: str, name: str, default: int) -> int:
     """The heading level of the section where the template variable ``name`` stands
-    (cached, as :func:`~langtree.prompts.markdown.shift_headings` is)."""
+    (cached, as `shift_headings()` is)."""
     for match in _TOKEN.finditer(text):
         if match.group(2) == name:
             return heading_level_before(text, match.start(), default)
@@ -78,7 +78,7 @@ class StepDocument:
         missing: External variables that the root task's texts use and nothing supplies.
         context: The entries of the context, in the order shown.
         assets: The assets the text shows as placeholders, in the order of their
-            numbers (see :mod:`langtree.prompts.attachments`).
+            numbers (see `langtree.prompts.attachments`).
     """
 
     text: str
@@ -262,7 +262,7 @@ class _Renderer:
     """Renders the levels from the root down, and the step's fields at the last one.
 
     Each method returns the blocks of its part of the document, with the parts below it
-    left to expand (see :func:`_blocks`); ``join_blocks`` of them all is the document.
+    left to expand (see `_blocks()`); ``join_blocks`` of them all is the document.
     """
 
     def __init__(

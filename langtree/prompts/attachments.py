@@ -1,6 +1,6 @@
 """Assets in prompts: placeholders in the text, content blocks beside it.
 
-Where a prompt shows a value that is or holds an :class:`~langtree.structure.assets.Asset`,
+Where a prompt shows a value that is or holds an `Asset`,
 the text shows ``[image 1: Front view]`` (kind, number within the prompt, title when it
 has one) and the human message becomes a list of LangChain standard content blocks: the
 text, then one block per asset in the order of their numbers. An asset shown twice keeps
@@ -11,13 +11,13 @@ or ``{"type": "image", "base64": ..., "mime_type": ...}``; ``video`` and ``audio
 a document is a ``{"type": "file", ...}`` block whose title is its ``extras`` file name.
 A path is read when the prompt is assembled.
 
-Token counts add an estimate per asset (:data:`ASSET_TOKENS`), since how a provider
+Token counts add an estimate per asset (`ASSET_TOKENS`), since how a provider
 counts an image or a page depends on its resolution, which LangTree does not read.
 
 Before any call, a run checks what the caller must give: every required asset field of
-every node instance has a value (:func:`check_given_assets`), and, through a model's
-profile, which kinds the model reads (:func:`lacked_input`). Errors name an asset by the
-field it was given in (:class:`AssetSources`), e.g. ``'TaskDescribe.photo'``.
+every node instance has a value (`check_given_assets()`), and, through a model's
+profile, which kinds the model reads (`lacked_input()`). Errors name an asset by the
+field it was given in (`AssetSources`), e.g. ``'TaskDescribe.photo'``.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _may_hold_asset(value: object) -> bool:
 
 def with_assets(node: Node, values: Mapping[str, object]) -> Mapping[str, object]:
     """A node instance's values with its asset fields' values as assets (inputs given
-    as text or dicts, e.g. from JSON, are validated into :class:`Asset`).
+    as text or dicts, e.g. from JSON, are validated into `Asset`).
 
     An optional asset field that nothing gave (``photo: Asset | None = None``) is known
     as ``None``, as every asset field is (DESIGN D2): ``{photo}`` and the context show
@@ -152,8 +152,9 @@ def content_blocks(assets: list[Asset] | tuple[Asset, ...]) -> list[dict[str, An
     Raises:
         ExecutionError: A path cannot be read.
 
-    >>> content_blocks([Asset(url="https://example.com/a.png")])
-    [{'type': 'image', 'mime_type': 'image/png', 'url': 'https://example.com/a.png'}]
+    Examples:
+        >>> content_blocks([Asset(url="https://example.com/a.png")])
+        [{'type': 'image', 'mime_type': 'image/png', 'url': 'https://example.com/a.png'}]
     """
     return [_block(asset) for asset in assets]
 
@@ -184,7 +185,7 @@ def _bytes(asset: Asset) -> bytes:
 
 
 def asset_tokens(assets: list[Asset] | tuple[Asset, ...]) -> int:
-    """The tokens counted for the assets of one prompt (see :data:`ASSET_TOKENS`)."""
+    """The tokens counted for the assets of one prompt (see `ASSET_TOKENS`)."""
     return sum(ASSET_TOKENS[asset.kind] for asset in assets)
 
 
@@ -199,8 +200,9 @@ _PROFILE_KEYS: Mapping[AssetKind, str] = {
 def lacked_inputs(profile: Mapping[str, object] | None) -> frozenset[str]:
     """The profile keys of the inputs that ``profile`` says the model lacks.
 
-    >>> sorted(lacked_inputs({"image_inputs": False, "pdf_inputs": True}))
-    ['image_inputs']
+    Examples:
+        >>> sorted(lacked_inputs({"image_inputs": False, "pdf_inputs": True}))
+        ['image_inputs']
     """
     return frozenset(key for key in _PROFILE_KEYS.values() if (profile or {}).get(key) is False)
 
@@ -214,8 +216,9 @@ def lacked_input(asset: Asset, profile: Mapping[str, object] | None) -> str | No
     nothing about a kind, or no profile, lets the provider decide. Documents other than
     PDFs have no key in a profile.
 
-    >>> lacked_input(Asset(url="https://example.com/a.png"), {"image_inputs": False})
-    'image_inputs'
+    Examples:
+        >>> lacked_input(Asset(url="https://example.com/a.png"), {"image_inputs": False})
+        'image_inputs'
     """
     if not profile or (asset.kind == "document" and asset.media_type != "application/pdf"):
         return None
@@ -228,8 +231,9 @@ def unsupported_assets(
 ) -> str | None:
     """Why a model whose profile is ``profile`` cannot take ``assets``, or ``None``.
 
-    >>> unsupported_assets((Asset(url="https://example.com/a.png"),), {"image_inputs": False})
-    "image 1 needs 'image_inputs', which the model's profile says it lacks"
+    Examples:
+        >>> unsupported_assets((Asset(url="https://example.com/a.png"),), {"image_inputs": False})
+        "image 1 needs 'image_inputs', which the model's profile says it lacks"
     """
     for number, asset in enumerate(assets, start=1):
         key = lacked_input(asset, profile)
@@ -263,7 +267,7 @@ class AssetSources:
     instances (nodes in registry order), then the external variables.
 
     An asset field whose value does not fit is passed over: the prompt that shows it
-    reports it (see :func:`with_assets`).
+    reports it (see `with_assets()`).
     """
 
     def __init__(

@@ -6,13 +6,13 @@ type, copied so that no two places share a value), creating partial nodes where 
 ``outputs`` targets become context entries. A destination list that already holds a
 different number of elements is an error, never a silent truncation.
 
-A source that was never produced travels as :class:`Absent` (not ``None``), located by
+A source that was never produced travels as `Absent` (not ``None``), located by
 where it was read; a path that crosses a list without a pluck keeps ``None`` for an
 element without the field, as ``.*.`` does.
 
-Values not known yet travel as :class:`Pending` markers. An ``@each`` over a list that a
+Values not known yet travel as `Pending` markers. An ``@each`` over a list that a
 step will produce runs once, at index ``None``: it sends the marker, and a list of nodes
-it writes into becomes a :class:`PendingList` whose element holds what every element
+it writes into becomes a `PendingList` whose element holds what every element
 will receive.
 """
 
@@ -79,7 +79,7 @@ def write_iterations(
     iterations whose values are written (their sources are known).
 
     Raises:
-        ExecutionError: As :func:`apply_flow`.
+        ExecutionError: As `apply_flow()`.
     """
     mappings = [m for m in flow.mappings if m.scope == "value"]
     for cwd in state.instances(flow.node.tag):
@@ -146,7 +146,7 @@ def _iterate(value: object, depth: int) -> Iterator[tuple[_Indices, object]]:
 
 
 def _child(value: object, name: str) -> object:
-    """A node's field: :class:`Absent` when the node lacks it (or is absent itself)."""
+    """A node's field: `Absent` when the node lacks it (or is absent itself)."""
     if isinstance(value, Pending):
         return Pending(value.step_id)
     if isinstance(value, Absent):

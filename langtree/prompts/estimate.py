@@ -1,6 +1,6 @@
 """What a run will cost before it starts: calls and input tokens, per step and per model.
 
-``RunStructure.prompts()`` returns :class:`Prompts`, a list of the dry run's step prompts
+``RunStructure.prompts()`` returns `Prompts`, a list of the dry run's step prompts
 that also totals them: each prompt is one call per sample (``resample(n)`` makes n), and
 each call sends the prompt's tokens. Retries, and the elements of lists a model writes
 (shown once, as ``[*]``), are not known before the run, so the figures are a lower
@@ -51,7 +51,7 @@ class Prompts(list[StepPrompt]):
     """The step prompts of a dry run, in plan order, with what they cost.
 
     A plain ``list`` of ``StepPrompt`` (indexing, ``len``, iteration work as before), with
-    totals: :attr:`cost`, :meth:`by_step` and :meth:`by_model`.
+    totals: `cost`, `by_step()` and `by_model()`.
     """
 
     @property

@@ -24,8 +24,9 @@ _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 def heading(level: int, title: str) -> str:
     """A Markdown heading, ``level`` clamped to 1–6.
 
-    >>> heading(2, "Main Analysis")
-    '## Main Analysis'
+    Examples:
+        >>> heading(2, "Main Analysis")
+        '## Main Analysis'
     """
     return "#" * max(1, min(level, 6)) + " " + title
 
@@ -62,8 +63,9 @@ def shift_headings(text: str, base: int) -> str:
     Levels below the top keep their distance to it; nothing goes past level 6. Cached:
     every instance of a step shifts the same docstrings and descriptions.
 
-    >>> shift_headings("# Aim\\nText.\\n## Detail", 2)
-    '### Aim\\nText.\\n#### Detail'
+    Examples:
+        >>> shift_headings("# Aim\\nText.\\n## Detail", 2)
+        '### Aim\\nText.\\n#### Detail'
     """
     levels = _levels(text)
     if not levels:

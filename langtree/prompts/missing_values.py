@@ -1,11 +1,10 @@
 """Values a mapping cannot give: a source never produced whose target has no default.
 
 Such a *missing value* names both ends: where the source was read
-(:func:`source_text`, ``task.research.documents[1].summary``) and the target (a field,
+(`source_text()`, ``task.research.documents[1].summary``) and the target (a field,
 ``'TaskDigest.summary'``; a list element; a ``{name}`` or an ``outputs`` entry of a
-node). A run raises it as an :class:`~langtree.errors.ExecutionError` at once, or, when
-it continues after failures, keeps it in :attr:`RunState.missing
-<langtree.prompts.state.RunState>` for the result to report.
+node). A run raises it as an `ExecutionError` at once, or, when
+it continues after failures, keeps it in `RunState.missing` for the result to report.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ def report_missing(
     """A target without a default whose source was never produced: raise, or keep it.
 
     Args:
-        state: Whether to raise or keep (:attr:`RunState.on_missing`), and where to keep.
+        state: Whether to raise or keep (`RunState.on_missing`), and where to keep.
         flow: The command.
         mapping_flow: The mapping.
         absent: The source, with where it was read.
@@ -63,7 +62,7 @@ def report_missing(
 
 def report_unsent(state: RunState, flow: Flow, mapping_flow: MappingFlow, absent: Absent) -> None:
     """A ``prompt``/``outputs`` target whose source was never produced: such a target has
-    no default, so it is a missing value (see :func:`report_missing`)."""
+    no default, so it is a missing value (see `report_missing()`)."""
     destination = flow.destination.node.tag if flow.destination is not None else "prompt.external"
     mapped = "map the source into a field with a default ('value.<field>=...')"
     if mapping_flow.scope == "outputs":

@@ -6,7 +6,7 @@ is not a node; ``.**.`` leaves those ``None`` values out; ``.***.`` requires eve
 present and all of one type, else the run fails naming the element. A list that is
 itself missing gives ``None`` (``.*.``), an empty list (``.**.``) or that error
 (``.***.``). Plucks nest: each adds the list levels of the list it reads. A value not
-known yet stays a :class:`Pending` marker.
+known yet stays a `Pending` marker.
 """
 
 from __future__ import annotations

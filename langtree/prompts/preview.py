@@ -56,12 +56,12 @@ class StepPrompt:
         fields: The fields the call generates.
         messages: The LangChain messages (system, then human). With assets, the human
             message's content is a list: a text block, then one content block per asset
-            (see :mod:`langtree.prompts.attachments`).
+            (see `langtree.prompts.attachments`).
         text: All messages' text, joined by a blank line (assets appear as their
             placeholders, ``[image 1: Front view]``).
         token_count: Tokens in ``text``, counted with ``encoding``, plus an estimate per
-            asset (:data:`~langtree.prompts.attachments.ASSET_TOKENS`).
-        encoding: The tiktoken encoding used (see :mod:`langtree.prompts.tokens`).
+            asset (`ASSET_TOKENS`).
+        encoding: The tiktoken encoding used (see `langtree.prompts.tokens`).
         model: The model key the step uses (``None``: the provider's default).
         variables: Runtime variables by internal name (``prompt__<path>__<name>``).
         token_budget: The most tokens the step's model may receive, when configured
@@ -69,7 +69,7 @@ class StepPrompt:
         assets: The assets sent with the human message, in the order of their numbers.
         samples: How many calls the prompt makes: its step's ``resample(n)`` (1: once).
         asset_fields: Where each of ``assets`` was given, e.g. ``'TaskDescribe.photo'``
-            (see :class:`~langtree.prompts.attachments.AssetSources`).
+            (see `AssetSources`).
     """
 
     step_id: str
@@ -187,7 +187,7 @@ class PromptBuilder:
 
     Raises:
         ExecutionError: An external variable holds a lone surrogate, which no prompt
-            can carry (see :func:`~langtree.prompts.values.check_unicode`).
+            can carry (see `check_unicode()`).
     """
 
     def __init__(

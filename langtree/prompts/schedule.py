@@ -40,10 +40,10 @@ _SENDS: tuple[TargetScope, ...] = ("prompt", "outputs", "external")
 class CommandReadiness:
     """The commands still waiting, and which of them are ready as step writes settle.
 
-    Steps may settle in any order (:meth:`settle`). A command is ready once no unsettled
+    Steps may settle in any order (`settle()`). A command is ready once no unsettled
     step generates a field it reads and no other waiting command writes one; readiness is
     checked only for the commands a settled field or a carried-out command concerns.
-    Ready commands write their ``value`` targets first (:meth:`_write`), then send
+    Ready commands write their ``value`` targets first (`_write()`), then send
     ``prompt`` and ``outputs`` values, so that these reach the elements the writes create.
     """
 
@@ -81,7 +81,7 @@ class CommandReadiness:
 
         Raises:
             ExecutionError: A command's value does not fit its target (see
-                :func:`~langtree.prompts.dataflow.apply_flow`).
+                `apply_flow()`).
         """
         while ready := self._ready():
             for index in ready:
@@ -121,12 +121,12 @@ def dry_run(
     Steps finish in plan order: before each step, the commands that are ready by then are
     carried out on ``state``; each instance that lacks some of the step's fields is
     yielded, and once the caller is done with it, those fields are marked as pending on
-    that step (:class:`~langtree.prompts.values.Pending`). A transform's instances are
+    that step (`Pending`). A transform's instances are
     not yielded (they call no model); their fields are marked pending all the same.
 
     Raises:
         ExecutionError: A command's data does not fit (see
-            :func:`~langtree.prompts.dataflow.apply_flow`).
+            `apply_flow()`).
     """
     schedule = FlowSchedule(registry, flows, steps)
     for position, step in enumerate(steps):

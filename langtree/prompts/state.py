@@ -2,7 +2,7 @@
 
 A node instance is addressed by its tag and one index per list level above and at it;
 an index of ``None`` stands for elements not known yet (shown as ``[*]``): what is known
-of them lives in the :class:`~langtree.prompts.values.PendingList` that stands for their
+of them lives in the `PendingList` that stands for their
 list. Prompt variables and ``outputs`` context entries that commands send to an instance
 are kept beside the values. Everything here is plain data that could be serialised.
 
@@ -13,7 +13,7 @@ and values are walked with explicit stacks, so depth is never a ``RecursionError
 
 A mapping whose source was never produced and whose target has no default is a missing
 value: an error at once, or, in a run that continues after failures, a
-:class:`MissingValue` kept here.
+`MissingValue` kept here.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Output:
 
 OnMissing: TypeAlias = Literal["raise", "continue"]
 """What a missing value does: raise an ``ExecutionError`` at once, or be kept in
-:attr:`RunState.missing` while the run goes on (a run with ``on_error="continue"``)."""
+`RunState.missing` while the run goes on (a run with ``on_error="continue"``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,7 +106,7 @@ class RunState:
             (so that one instance's values are found without a scan of every instance's).
         outputs: Context entries sent to an instance, in arrival order.
         generated: The fields of each instance that steps have written.
-        on_missing: What a missing value does (see :data:`OnMissing`).
+        on_missing: What a missing value does (see `OnMissing`).
         missing: The missing values kept so far (with ``on_missing="continue"``).
     """
 
@@ -132,11 +132,11 @@ class RunState:
         Args:
             registry: The nodes.
             inputs: The caller's values by root task tag.
-            on_missing: What a missing value does (see :data:`OnMissing`).
+            on_missing: What a missing value does (see `OnMissing`).
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no prompt can carry
-                (see :func:`~langtree.prompts.values.check_unicode`).
+                (see `check_unicode()`).
         """
         roots = {}
         for root in registry.roots():
@@ -163,7 +163,7 @@ class RunState:
     def instance(self, address: Address) -> dict[str, object] | None:
         """The values of a node instance, or ``None`` when they are not known yet.
 
-        An instance at ``[*]`` of a :class:`PendingList` has the values every element
+        An instance at ``[*]`` of a `PendingList` has the values every element
         of that list will have.
         """
         path = self.registry.path(address.tag)
@@ -179,7 +179,7 @@ class RunState:
         """The values of an instance as far as they can be told before the run.
 
         An instance inside a value that a step will produce (a node generated whole)
-        sees every field as :class:`Pending` on that step; one whose values are simply
+        sees every field as `Pending` on that step; one whose values are simply
         absent gives ``None``.
         """
         values = self.instance(address)
@@ -192,7 +192,7 @@ class RunState:
         return {node_field.name: Pending(marker.step_id) for node_field in node.fields}
 
     def _pending_above(self, address: Address) -> Pending | None:
-        """The :class:`Pending` value that holds ``address``, if there is one."""
+        """The `Pending` value that holds ``address``, if there is one."""
         path = self.registry.path(address.tag)
         value: object = self.roots.get(path[0].tag)
         indices = iter(address.indices)
@@ -259,7 +259,7 @@ def instance_text(registry: NodeRegistry, address: Address) -> str:
 
 
 def _element(value: object, index: int | None) -> object:
-    """Element ``index`` of a list; ``None`` picks a :class:`PendingList`'s element."""
+    """Element ``index`` of a list; ``None`` picks a `PendingList`'s element."""
     if isinstance(value, PendingList):
         return value.element if index is None else None
     if isinstance(value, list) and index is not None and index < len(value):
@@ -286,9 +286,9 @@ def _expand(value: object, path: list[Node]) -> Iterator[tuple[int | None, ...]]
 def elements(value: object, depth: int) -> Iterator[tuple[tuple[int | None, ...], object]]:
     """The elements ``depth`` list levels down, with their indices.
 
-    A value that is not a list yet (absent, or a :class:`Pending` marker) stands for
+    A value that is not a list yet (absent, or a `Pending` marker) stands for
     elements not known: one element at index ``None``, the value itself. A
-    :class:`PendingList` gives its element at index ``None``.
+    `PendingList` gives its element at index ``None``.
     """
     if depth == 0:
         yield (), value
@@ -310,21 +310,22 @@ def to_plain(value: object) -> object:
     others are generated or take their defaults), other models dicts of every field;
     tuples become lists.
 
-    >>> from langtree import TreeNode
-    >>> class Note(TreeNode):
-    ...     text: str
-    ...     mood: str = "calm"
-    >>> to_plain([Note(text="hi")])
-    [{'text': 'hi'}]
-
     Raises:
         ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
+
+    Examples:
+        >>> from langtree import TreeNode
+        >>> class Note(TreeNode):
+        ...     text: str
+        ...     mood: str = "calm"
+        >>> to_plain([Note(text="hi")])
+        [{'text': 'hi'}]
     """
     return rebuild(value, _plain_level)
 
 
 def copied(value: object) -> object:
-    """``value`` as plain data (see :func:`to_plain`) that shares nothing with it: what
+    """``value`` as plain data (see `to_plain()`) that shares nothing with it: what
     is not a container is deep-copied too.
 
     Raises:
@@ -339,7 +340,7 @@ def _copied_level(value: object) -> object:
 
 
 def _plain_level(value: object) -> object:
-    """One level of ``value`` as plain data (see :func:`~langtree.prompts.values.rebuild`);
+    """One level of ``value`` as plain data (see `rebuild()`);
     an asset stays one (a frozen value, shown in prompts as a placeholder)."""
     if isinstance(value, Asset):
         return value
@@ -359,7 +360,7 @@ def known_defaults(node: Node) -> dict[str, object]:
 
 
 def _fills(node: Node, node_field: NodeField, *, every: bool) -> bool:
-    """Whether the field's default is set where the values lack it (see :func:`fill_defaults`)."""
+    """Whether the field's default is set where the values lack it (see `fill_defaults()`)."""
     if node_field.has_known_default or not every:
         return node_field.has_known_default
     info = node.node_class.model_fields[node_field.name]

@@ -8,7 +8,7 @@ structured output without repeating the schema, which the model receives nativel
 A template is code its author runs on every step, so it runs in Jinja2's sandbox: it may
 use the values it receives, never Python's internals (``__class__``, ``__globals__``).
 Whatever goes wrong in it, at compile time or while rendering, is a
-:class:`~langtree.errors.StructureError` that shows the template's line.
+`StructureError` that shows the template's line.
 """
 
 from __future__ import annotations

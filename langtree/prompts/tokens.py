@@ -104,10 +104,11 @@ def encoding_name_for(model_name: str | None) -> str:
 
     This is the model's encoding, which the counts use when it is available offline.
 
-    >>> encoding_name_for("gpt-4o")
-    'o200k_base'
-    >>> encoding_name_for("claude-sonnet-4")
-    'cl100k_base'
+    Examples:
+        >>> encoding_name_for("gpt-4o")
+        'o200k_base'
+        >>> encoding_name_for("claude-sonnet-4")
+        'cl100k_base'
     """
     if model_name is None:
         return _DEFAULT_ENCODING
@@ -131,8 +132,9 @@ def count_tokens(text: str, model_name: str | None = None) -> TokenCount:
         The count and the encoding used, which is ``cl100k_base`` when the model's own
         encoding is not in tiktoken's cache (see the module docstring).
 
-    >>> count_tokens("hello world")
-    TokenCount(count=2, encoding='cl100k_base', exact=True)
+    Examples:
+        >>> count_tokens("hello world")
+        TokenCount(count=2, encoding='cl100k_base', exact=True)
     """
     return count_message_tokens((text,), model_name)
 
@@ -150,8 +152,9 @@ def count_message_tokens(texts: Sequence[str], model_name: str | None = None) ->
     Returns:
         The total and the encoding used.
 
-    >>> count_message_tokens(["You are terse.", "hello world"])
-    TokenCount(count=6, encoding='cl100k_base', exact=True)
+    Examples:
+        >>> count_message_tokens(["You are terse.", "hello world"])
+        TokenCount(count=6, encoding='cl100k_base', exact=True)
     """
     tokenizer = _tokenizer(encoding_name_for(model_name))
     return TokenCount(

@@ -4,10 +4,10 @@ Strings appear as they are, numbers and booleans as text, Enum members as their 
 ``None`` as ``null``, other scalars (dates, decimals, paths) as their JSON text without
 quotes, lists, dicts and nodes as indented JSON (sets sorted, so that the same values
 always give the same text). A value that an earlier step will produce is a
-:class:`Pending` marker, so a whole run can be previewed without a model; a list of nodes
-whose elements a step will produce is a :class:`PendingList`, which holds what is already
+`Pending` marker, so a whole run can be previewed without a model; a list of nodes
+whose elements a step will produce is a `PendingList`, which holds what is already
 known of every one of its elements. A source that holds no value at all when a command
-reads it (never produced) is :class:`Absent`, which is not ``None``: a target takes its
+reads it (never produced) is `Absent`, which is not ``None``: a target takes its
 default for it.
 
 Values nest as deep as the classes that hold them, hundreds of levels perhaps, so they
@@ -76,7 +76,7 @@ class PendingList(Pending):
 
     Attributes:
         element: What is known of every element: a dict of field values, or for a
-            nested list (``list[list[Node]]``) another :class:`PendingList`.
+            nested list (``list[list[Node]]``) another `PendingList`.
     """
 
     element: object = field(default_factory=dict)
@@ -96,10 +96,11 @@ class Absent:
 
 
 def first_absent(value: object) -> Absent | None:
-    """The value if it is :class:`Absent`, else the first one in its lists, or ``None``.
+    """The value if it is `Absent`, else the first one in its lists, or ``None``.
 
-    >>> first_absent([["a"], [Absent("x.y")]])
-    Absent(source='x.y')
+    Examples:
+        >>> first_absent([["a"], [Absent("x.y")]])
+        Absent(source='x.y')
     """
     stack = [value]
     seen: set[int] = set()
@@ -114,10 +115,11 @@ def first_absent(value: object) -> Absent | None:
 
 
 def pending_list(step_id: str, depth: int) -> PendingList:
-    """A :class:`PendingList` of ``depth`` list levels (at least one), elements empty.
+    """A `PendingList` of ``depth`` list levels (at least one), elements empty.
 
-    >>> pending_list("task.a:items", 2).element
-    PendingList(step_id='task.a:items', element={})
+    Examples:
+        >>> pending_list("task.a:items", 2).element
+        PendingList(step_id='task.a:items', element={})
     """
     element: object = {}
     for _ in range(depth - 1):
@@ -128,18 +130,19 @@ def pending_list(step_id: str, depth: int) -> PendingList:
 def render_value(value: object) -> str:
     """The text a value takes in a prompt.
 
-    >>> render_value("plain text"), render_value(2.5), render_value(True), render_value(None)
-    ('plain text', '2.5', 'true', 'null')
-    >>> print(render_value({"a": [1, 2]}))
-    {
-      "a": [
-        1,
-        2
-      ]
-    }
-
     Raises:
         ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
+
+    Examples:
+        >>> render_value("plain text"), render_value(2.5), render_value(True), render_value(None)
+        ('plain text', '2.5', 'true', 'null')
+        >>> print(render_value({"a": [1, 2]}))
+        {
+          "a": [
+            1,
+            2
+          ]
+        }
     """
     if isinstance(value, str | Pending):
         return str(value)
@@ -184,7 +187,7 @@ def rebuild(value: object, unfold: Callable[[object], object]) -> object:
 
 
 def _json_level(value: object) -> object:
-    """One level of ``value`` as JSON data (see :func:`rebuild`)."""
+    """One level of ``value`` as JSON data (see `rebuild()`)."""
     if value is None or type(value) in _JSON_SCALARS:
         return value
     if isinstance(value, BaseModel):
@@ -245,7 +248,7 @@ def _json_text(data: object) -> str:
 
 
 def contains_pending(value: object) -> bool:
-    """Whether a value is, or holds, a :class:`Pending` marker."""
+    """Whether a value is, or holds, a `Pending` marker."""
     stack = [value]
     seen: set[int] = set()
     while stack:
@@ -281,8 +284,9 @@ def check_unicode(
 def unicode_problem(value: object, path: str, *, subject: str = "The value of") -> str | None:
     """Why ``value`` is not Unicode text (a lone surrogate, and where), or ``None``.
 
-    >>> unicode_problem({"title": "fine"}, "answer") is None
-    True
+    Examples:
+        >>> unicode_problem({"title": "fine"}, "answer") is None
+        True
     """
     found = _lone_surrogate(value, path)
     if found is None:

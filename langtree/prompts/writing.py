@@ -6,10 +6,10 @@ already holds a different number of elements is an error, never a silent truncat
 
 Null and absent differ (the path-expression specification's "Type Handling"). A source
 that is ``None`` sends ``None``, and a target whose type does not accept it is an error.
-A source that was never produced (:class:`~langtree.prompts.values.Absent`) gives the
+A source that was never produced (`Absent`) gives the
 target field its default (``default`` or ``default_factory``); a target without one (a
 required field, a list element, a prompt variable or a context entry) is a missing value
-(:func:`~langtree.prompts.missing_values.report_missing`).
+(`report_missing()`).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class _Place:
 
 
 class _Skip:
-    """What :meth:`_Writer._convert` gives for a missing value kept in the state: the
+    """What `_Writer._convert()` gives for a missing value kept in the state: the
     target is left as it is."""
 
 
@@ -423,7 +423,7 @@ def _levels(fields: tuple[NodeField, ...]) -> int:
 
 
 def _marker(value: Pending, node_field: NodeField, depth: int) -> Pending:
-    """A fresh marker; a :class:`PendingList` where a list of nodes is still to come."""
+    """A fresh marker; a `PendingList` where a list of nodes is still to come."""
     if depth and node_field.shape.node_class is not None:
         return pending_list(value.step_id, depth)
     return Pending(value.step_id)

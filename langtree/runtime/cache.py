@@ -3,7 +3,7 @@
 A journal belongs to a run: it lets that run resume. A cache belongs to the models: set
 once on the provider (``LLMProvider(models, cache="answers.sqlite")``) or given to a run
 (``run(..., cache=...)``), it gives any later run the answer of any call it has seen,
-keyed exactly like the journal (see :mod:`langtree.runtime.call_key`), so the n samples
+keyed exactly like the journal (see `langtree.runtime.call_key`), so the n samples
 of ``resample(n)`` stay n answers. The file has the journal's format; unlike a journal,
 the cache looks each call up by key instead of reading the whole file, because it
 collects the calls of many runs.
@@ -38,8 +38,9 @@ class ResponseCache:
         max_age: Seconds after which a cached answer is asked for again and replaced
             (``None``: answers never expire).
 
-    >>> ResponseCache("answers.sqlite", max_age=86_400).max_age
-    86400
+    Examples:
+        >>> ResponseCache("answers.sqlite", max_age=86_400).max_age
+        86400
     """
 
     path: str | os.PathLike[str]

@@ -1,12 +1,12 @@
 """One step instance's model calls: ask, read, validate, and retry what is worth retrying.
 
-The step's model is bound once per plan step (:mod:`langtree.runtime.methods`), so each
+The step's model is bound once per plan step (`langtree.runtime.methods`), so each
 call is the bound model's own ``ainvoke``; the answer is read and validated with the
 step's pydantic class here. Each call is traced as ``with_structured_output`` traces it:
 a chain run named ``"<node path>: <fields>"`` whose output is ``{"raw", "parsed",
 "parsing_error"}``, with the model's run as its child.
 
-A failed call is one of three kinds (:mod:`langtree.runtime.faults`), each with its own
+A failed call is one of three kinds (`langtree.runtime.faults`), each with its own
 fate:
 
 - *invalid output* (no structured output, invalid values, an answer cut off at the output
@@ -15,15 +15,15 @@ fate:
 - *transient* (timeouts, rate limits, server errors, dropped connections, and a call that
   passed ``call_timeout``): asked again with the same messages up to
   ``RetryPolicy.max_retries`` times, after a backoff or the provider's ``Retry-After``
-  (which also pauses the model's other calls: :class:`Cooldown`);
+  (which also pauses the model's other calls: `Cooldown`);
 - *permanent* (anything else, and a provider's refusal of the assets sent, see
-  :mod:`langtree.runtime.refusals`): not asked again.
+  `langtree.runtime.refusals`): not asked again.
 
 Every call, failed or not, gets its trace record as soon as it returns. Before each call
-the run's ``rate_limit`` is waited for (:mod:`langtree.runtime.rate_limit`; a replayed
+the run's ``rate_limit`` is waited for (`langtree.runtime.rate_limit`; a replayed
 answer does not wait) and its usage limits are checked
-(:class:`~langtree.runtime.usage.UsageMeter`); a limit that the call would pass stops the
-run with a :class:`~langtree.runtime.failure.RunLimitError`.
+(`UsageMeter`); a limit that the call would pass stops the
+run with a `RunLimitError`.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def call_key(
     sample: int,
     messages: Sequence[BaseMessage],
 ) -> str:
-    """The key of one call (``step``: its :func:`step_identity`)."""
+    """The key of one call (``step``: its `step_identity()`)."""
     return _digest(
         {
             "step": step,

@@ -1,11 +1,11 @@
 """The base of LangTree's own chat models: structured output as provider models offer it.
 
 Shared by the offline fake and the embedded local model, so both take the three
-structured-output methods (:mod:`langtree.runtime.methods`) the way provider chat models
+structured-output methods (`langtree.runtime.methods`) the way provider chat models
 do: ``bind_tools(..., tool_choice=...)`` for ``"function_calling"``, and
 ``with_structured_output(schema, method=...)`` binding an OpenAI-style
 ``response_format`` for ``"json_schema"`` and ``"json_mode"``. A model reads what a call
-asks for with :func:`requested_output`.
+asks for with `requested_output()`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """When ``@each``/``@all`` commands run during a run, with steps finishing in any order.
 
-This builds on the dry run's schedule (:class:`~langtree.prompts.schedule.CommandReadiness`),
+This builds on the dry run's schedule (`CommandReadiness`),
 which steps may settle in any order: a command is carried out once no unfinished step
 generates what it reads and no waiting command writes it; ``value`` targets are written
 before ``prompt``/``outputs`` values are sent.
@@ -93,7 +93,7 @@ class CommandTracker(CommandReadiness):
 
         Raises:
             ExecutionError: A command's value does not fit its target (see
-                :func:`~langtree.prompts.dataflow.apply_flow`).
+                `apply_flow()`).
         """
         self.settle(position)
         self.apply_ready(state, config)

@@ -2,11 +2,11 @@
 
 Rows are read lazily and run concurrently; at most ``rows_in_flight`` rows are started
 and not yet handed out, so memory is bounded by the rows in flight, not the dataset. The
-rows share one :class:`~langtree.runtime.shared.SharedCalls`: ``max_concurrency`` caps
+rows share one `SharedCalls`: ``max_concurrency`` caps
 the model calls of all rows together, ``usage_limits`` hold for the whole dataset, a
 provider's ``Retry-After`` pauses every row's calls to that model, and the journal and
 cache are opened once. A row that fails (its inputs do not fit, a step fails, its
-deadline passes) becomes a :class:`RowResult` with the error; the other rows go on. A
+deadline passes) becomes a `RowResult` with the error; the other rows go on. A
 usage limit stops the dataset: no row starts after it, the rows in flight finish (with
 the limit's error), and the iteration then raises it.
 """

@@ -1,9 +1,9 @@
 """Run a plan on LangChain chat models: steps as runnables, scheduled by their data flow.
 
-Scheduling is per element (see :class:`~langtree.runtime.waits.InstanceWaits`). A plan
+Scheduling is per element (see `InstanceWaits`). A plan
 step *opens* (its instances are listed) once every command that the dry run carries out
 before it and that reaches its node has been carried out (see
-:class:`~langtree.runtime.commands.CommandTracker`); commands themselves still wait for
+`CommandTracker`); commands themselves still wait for
 the steps they read to finish for all their instances. An opened step's instance then
 starts as soon as the instances it depends on in its own branch have finished: the
 instances of each step it depends on whose indices agree with its own on the list levels
@@ -17,7 +17,7 @@ Each instance's messages are assembled (and their tokens counted) once, from the
 known when it starts, exactly as the dry run assembles them. Before the first call the
 dry run's commands are replayed, the root tasks' texts are scanned for missing external
 variables, and required assets and the assets a model cannot read are checked
-(:mod:`langtree.runtime.precheck`). A step that
+(`langtree.runtime.precheck`). A step that
 does not depend on another may start before or after that one finishes, so its context
 can differ from run to run in the values of such unrelated steps.
 """
@@ -78,7 +78,7 @@ async def execute(
     Before any model call, the dry run's commands are replayed offline (mapped values
     that do not fit fail here), the root tasks' texts are checked for missing external
     variables, required assets and assets a model's profile says it cannot read are
-    refused (see :mod:`langtree.runtime.precheck`), and every step's model is taken from
+    refused (see `langtree.runtime.precheck`), and every step's model is taken from
     the provider and bound to its output schema.
 
     Args:
@@ -90,7 +90,7 @@ async def execute(
             journal and cache are reported by the dataset, not in the run's result).
         events: Receives each step instance's values, each value a mapping writes and
             each failure the run goes on after, as they happen (see
-            :mod:`langtree.runtime.events`).
+            `langtree.runtime.events`).
 
     Raises:
         ExecutionError: A setting is out of range, external variables or required
@@ -355,7 +355,7 @@ class _Run:
 
         A step opens (its instances are listed) once the commands it waits for have been
         carried out; each instance then starts once the instances it depends on have
-        finished (see :class:`~langtree.runtime.waits.InstanceWaits`). When nothing runs
+        finished (see `InstanceWaits`). When nothing runs
         and nothing may start, commands that can never be carried out (they wait for each
         other) stop holding back the first step whose steps are done.
 
@@ -431,7 +431,7 @@ class _Run:
         """Compute a transform's field for one instance and write it.
 
         Raises:
-            ExecutionError: The transform failed (see :func:`compute`).
+            ExecutionError: The transform failed (see `compute()`).
         """
         step = self.steps[position]
         assert step.transform is not None

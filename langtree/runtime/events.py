@@ -3,7 +3,7 @@
 Events come at node granularity: a step instance's values arrive once its model's answer
 is validated against the step's schema (or once its transform is computed), never as
 half-parsed JSON. A ``value`` mapping's write, and under ``on_error="continue"`` a step
-instance's failure, are events too. The last event is :class:`RunFinished` with the
+instance's failure, are events too. The last event is `RunFinished` with the
 ``RunResult``; a run that fails raises from the stream instead, after the events that
 came before.
 """
@@ -101,7 +101,7 @@ EventSink: TypeAlias = Callable[[RunEvent], None]
 async def stream_events(
     start: Callable[[EventSink], Awaitable[RunResult]],
 ) -> AsyncGenerator[RunEvent, None]:
-    """The events of the run that ``start`` runs, then :class:`RunFinished`.
+    """The events of the run that ``start`` runs, then `RunFinished`.
 
     The run goes on while the consumer handles an event (events queue up); closing the
     generator early cancels the run.

@@ -1,13 +1,17 @@
 """How a run fails: a step that failed, a limit reached, an interruption.
 
-Each carries what the run had done when it stopped (:class:`RunResult`, as ``.result``,
-attached when the error leaves the run), so no failure loses the work already paid for::
+Each carries what the run had done when it stopped (`RunResult`, as ``.result``,
+attached when the error leaves the run), so no failure loses the work already paid for:
 
-    ExecutionError
-     ├── StepFailedError     a step instance got no usable output (any kind of failure)
-     └── RunLimitError       the run reached its deadline or a usage limit
-    KeyboardInterrupt
-     └── RunInterrupted      Ctrl-C stopped a synchronous run
+```text
+ExecutionError
+ ├── StepFailedError     a step instance got no usable output (any kind of failure)
+ └── RunLimitError       the run reached its deadline or a usage limit
+KeyboardInterrupt
+ └── RunInterrupted      Ctrl-C stopped a synchronous run
+```
+
+`langtree.errors` draws the whole tree.
 """
 
 from __future__ import annotations

@@ -37,10 +37,11 @@ Rule 9 follows an explicit `raise ... from cause`, one level deep, as wrappers a
 provider's error use it; the implicit `__context__` (an error raised while handling
 another) is never read, and neither is the cause of LangTree's own errors.
 
->>> classify_failure(TimeoutError())
-'transient'
->>> classify_failure(KeyError("summary"))
-'permanent'
+Examples:
+    >>> classify_failure(TimeoutError())
+    'transient'
+    >>> classify_failure(KeyError("summary"))
+    'permanent'
 """
 
 from __future__ import annotations
@@ -139,8 +140,9 @@ def describe_failure(error: BaseException) -> str:
     except LangTree's own, whose parts are cut already (a refusal holds the provider's
     description). Never raises (unless the exception's own `__str__` does).
 
-    >>> describe_failure(TimeoutError())
-    'TimeoutError: the call timed out'
+    Examples:
+        >>> describe_failure(TimeoutError())
+        'TimeoutError: the call timed out'
     """
     status = _http_status(error)
     head = type(error).__name__ + (f" (HTTP {status})" if status is not None else "")
@@ -202,8 +204,9 @@ def is_cut_off(error: BaseException) -> bool:
     """Whether the error says the answer stopped at the model's output limit (openai's
     `LengthFinishReasonError`, matched by name).
 
-    >>> is_cut_off(TimeoutError())
-    False
+    Examples:
+        >>> is_cut_off(TimeoutError())
+        False
     """
     return _named(error, "LengthFinishReasonError")
 

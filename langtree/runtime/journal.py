@@ -1,7 +1,7 @@
 """The call journal: every answer a run's model calls gave, kept in a SQLite file.
 
 ``run(..., journal="run.sqlite")`` records each answer a model gave, valid or not, under
-its call's key (see :mod:`langtree.runtime.call_key`). A run with the same journal
+its call's key (see `langtree.runtime.call_key`). A run with the same journal
 replays the answers whose keys it meets instead of calling the model, so a run that was
 stopped (an exception, Ctrl-C, a killed process) continues where it stopped and never
 pays twice for a call that had finished; an unchanged call in a changed tree is replayed
@@ -14,7 +14,7 @@ step reads can be lost. The file is in WAL mode: a committed answer survives the
 being killed.
 
 A journal reads every answer of its file when it opens (so that it can count the calls a
-run did not make); a response cache (:mod:`langtree.runtime.cache`), which collects the
+run did not make); a response cache (`langtree.runtime.cache`), which collects the
 answers of many runs, is a journal opened with ``preload=False``: it looks each call's
 answers up by key instead.
 """

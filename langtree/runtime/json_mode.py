@@ -1,7 +1,7 @@
 """JSON mode's instructions: the shape of the answer, written as a model can copy it.
 
 In JSON mode (``"json_mode"``) the schema travels in the prompt, appended to the step's
-last human message (:func:`add_instructions`). Shown a JSON schema, small models answer
+last human message (`add_instructions()`). Shown a JSON schema, small models answer
 with a JSON schema; shown the *form* of the answer, they fill it in. So the prompt holds
 the form, built from the schema: the keys in order, and for each value what it may be.
 
@@ -39,15 +39,16 @@ _SCALARS = {"integer": "<integer>", "number": "<number>", "boolean": "true | fal
 def json_form(schema: Mapping[str, Any]) -> str:
     """The form of an answer that follows ``schema``.
 
-    >>> json_form({
-    ...     "type": "object",
-    ...     "properties": {
-    ...         "rating": {"enum": ["BAD", "OK", "GOOD"]},
-    ...         "tags": {"type": "array", "items": {"type": "string"}},
-    ...         "score": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-    ...     },
-    ... })
-    '{"rating": "BAD" | "OK" | "GOOD", "tags": ["<text>", ...], "score": <integer> | null}'
+    Examples:
+        >>> json_form({
+        ...     "type": "object",
+        ...     "properties": {
+        ...         "rating": {"enum": ["BAD", "OK", "GOOD"]},
+        ...         "tags": {"type": "array", "items": {"type": "string"}},
+        ...         "score": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        ...     },
+        ... })
+        '{"rating": "BAD" | "OK" | "GOOD", "tags": ["<text>", ...], "score": <integer> | null}'
     """
     return _Form(schema.get("$defs", {})).of(schema, 0)
 
@@ -105,16 +106,17 @@ def json_instructions(schema: Mapping[str, Any]) -> str:
     form rather than the schema itself, which small models copy instead of following
     (see the module).
 
-    >>> schema = {"properties": {"title": {"type": "string"}, "year": {"type": "integer"}}}
-    >>> print(json_instructions(schema))
-    Answer with one JSON object, and nothing else, in this form:
-    {"title": "<text>", "year": <integer>}
+    Examples:
+        >>> schema = {"properties": {"title": {"type": "string"}, "year": {"type": "integer"}}}
+        >>> print(json_instructions(schema))
+        Answer with one JSON object, and nothing else, in this form:
+        {"title": "<text>", "year": <integer>}
     """
     return f"{_INSTRUCTIONS}\n{json_form(schema)}"
 
 
 def asks_for_json(text: str) -> bool:
-    """Whether ``text`` holds the instructions of :func:`json_instructions`."""
+    """Whether ``text`` holds the instructions of `json_instructions()`."""
     return _INSTRUCTIONS in text
 
 

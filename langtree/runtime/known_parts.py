@@ -6,7 +6,7 @@ classes may already be known: a non-``None`` default, or a ``value`` target that
 each such nested class: a subclass of the user's class whose known fields are left out of
 the JSON schema the model sees (``SkipJsonSchema``) and are not required, so that the
 user's validators still check what the model writes. Once the step's output is read,
-:func:`fill_known` drops whatever stands in the known fields and sets the defaults again;
+`fill_known()` drops whatever stands in the known fields and sets the defaults again;
 the broadcast then writes its value into every element (its command waits for the step
 that generates the list, see ``langtree.prompts.schedule.flow_reads``).
 """

@@ -216,7 +216,7 @@ task's result)."""
 async def iterate_affine(
     affinity: LoopAffinity, items: AsyncGenerator[_T, None]
 ) -> AsyncGenerator[_T, None]:
-    """``items``, each advanced by :func:`on_affine_loop` (so an iteration that drives the
+    """``items``, each advanced by `on_affine_loop()` (so an iteration that drives the
     models runs on their loop); closing this closes ``items`` there too."""
     try:
         while True:
@@ -229,7 +229,7 @@ async def iterate_affine(
 
 
 def iterate_sync(items: AsyncGenerator[_T, None]) -> Generator[_T, None, None]:
-    """``items`` from synchronous code, each advanced by :func:`run_sync` on LangTree's
+    """``items`` from synchronous code, each advanced by `run_sync()` on LangTree's
     loop; Ctrl-C cancels the iteration (its ``finally`` blocks run) and re-raises."""
     advancing = _Advancing(items)
     try:

@@ -6,7 +6,7 @@ Three methods, named as LangChain names them:
   (``tool_choice`` names it); the answer is the tool call's arguments.
 - ``"json_schema"``: the provider's native structured output (``response_format`` with the
   schema; Ollama's ``format``); the answer is JSON text.
-- ``"json_mode"``: the form of the answer is in the prompt (:mod:`langtree.runtime.json_mode`),
+- ``"json_mode"``: the form of the answer is in the prompt (`langtree.runtime.json_mode`),
   and the provider's JSON mode is asked for when the model has one; the answer is JSON text.
 
 ``"auto"`` takes, for a chat model, the method its own ``with_structured_output``
@@ -18,7 +18,7 @@ for a runnable that cannot bind anything (a user's own ``Runnable`` around a cha
 The binding is made once per plan step. The provider-specific part is left to the model's
 own ``bind_tools`` / ``with_structured_output``; of the latter, only the bound model (the
 ``raw`` branch of ``include_raw=True``) is kept, so each call is the model's own
-``ainvoke`` and the answer is read once, by LangTree (:mod:`langtree.runtime.replies`).
+``ainvoke`` and the answer is read once, by LangTree (`langtree.runtime.replies`).
 Wrappers are rebuilt around
 the bound model: a ``RunnableBinding`` (``bind(...)``, ``with_retry(...)``,
 ``with_config(...)``) keeps its settings, ``with_fallbacks`` binds every model with the
@@ -26,7 +26,7 @@ method chosen for the first, and a configurable model (``configurable_fields`` /
 ``configurable_alternatives``) is bound per call, for the model its config selects.
 
 A chat model bound by ``bind_tools`` or ``bind`` alone can also be called without
-LangChain's run bookkeeping (:class:`DirectCall`), for calls that no callback handler
+LangChain's run bookkeeping (`DirectCall`), for calls that no callback handler
 would see.
 """
 
@@ -71,6 +71,8 @@ __all__ = [
 
 Method = Literal["function_calling", "json_schema", "json_mode"]
 MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
+"""How a step asks its model for structured output (``ModelConfig(method=...)``):
+``"auto"`` takes the chat model's own choice (see the module), the others name one."""
 METHOD_CHOICES: tuple[str, ...] = get_args(MethodChoice)
 
 StepRunnable = Runnable[LanguageModelInput, Any]
@@ -167,7 +169,7 @@ class DirectCall:
         """The model's answer to ``messages``, as ``ainvoke(messages, config)`` gives it.
 
         The caller has made sure that no handler observes the call (see
-        :meth:`applies`).
+        `applies()`).
         """
         config = ensure_config(config)
         tags, metadata = config.get("tags", []), config.get("metadata", {})

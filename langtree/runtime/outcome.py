@@ -1,4 +1,4 @@
-"""A run's :class:`RunResult`, when it finishes and when it stops early.
+"""A run's `RunResult`, when it finishes and when it stops early.
 
 A run that stops early (a failed step, a limit, Ctrl-C) still returns all it had done:
 the tasks whose values validate, the others as plain data with why they do not validate,

@@ -11,7 +11,7 @@ instance that the dry run would show is marked as pending. Along the way:
   ``prompt`` mapping, nor a field of the root, nor an external value (``variables``, or an
   ``@all->prompt.external`` command carried out by then) is a missing external variable —
   exactly the names the assembly of those prompts would report (see
-  :mod:`langtree.prompts.assembly`).
+  `langtree.prompts.assembly`).
 - **Assets a model cannot read.** When the tree holds assets and a step's model has a
   LangChain profile that says it lacks a kind of input (``image_inputs=False``, ...),
   the document of each of that step's instances is assembled (its Markdown only: no
@@ -19,9 +19,9 @@ instance that the dry run would show is marked as pending. Along the way:
   lacks is an error that names the field it was given in. The steps of every other
   model assemble nothing here.
 - **Required assets.** Once the walk is done, every known node instance has a value for
-  each required asset field (:func:`~langtree.prompts.attachments.check_given_assets`).
+  each required asset field (`check_given_assets()`).
 
-``RunStructure.validate()`` runs the second check alone (:func:`check_asset_support`),
+``RunStructure.validate()`` runs the second check alone (`check_asset_support()`),
 with the models the provider holds already built: a model given as a factory is built,
 and checked, when a run starts.
 """
@@ -83,7 +83,7 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
 
     Raises:
         ExecutionError: External variables or required assets are missing, or a
-            command's data does not fit (see :func:`~langtree.prompts.dataflow.apply_flow`).
+            command's data does not fit (see `apply_flow()`).
         StructureError: A step would send a model an asset of a kind its profile says it
             lacks, or a step's model key is not in the provider.
     """

@@ -1,7 +1,7 @@
 """Progress of a run built with ``RunStructure.build()``, from LangChain callbacks.
 
 Every model call of a step is a child run of the built runnable's run (see
-:mod:`langtree.runtime.runnable`); :class:`RunProgress` counts those children as they
+`langtree.runtime.runnable`); `RunProgress` counts those children as they
 finish, and as failures the ones that raised or gave no parsable structured output. An
 output that parses but then fails validation is not seen here: the run's trace
 (``TraceRecord.error``) is the exact count. An answer replayed from the run's journal

@@ -2,7 +2,7 @@
 
 It is drawn as text rather than with ``tqdm.auto``: tqdm would be a new dependency, and
 its notebook bar also needs ipywidgets. It counts what
-:class:`~langtree.runtime.progress.RunProgress` counts, from the LangChain callbacks of a
+`RunProgress` counts, from the LangChain callbacks of a
 run given a ``config``.
 """
 
@@ -25,8 +25,9 @@ WIDTH = 20
 def progress_text(done: int, total: int, failed: int) -> str:
     """One line: the bar, the calls done of those expected, and the failures.
 
-    >>> progress_text(3, 6, 1)
-    'langtree ▕██████████··········▏ 3/6 calls, 1 failed'
+    Examples:
+        >>> progress_text(3, 6, 1)
+        'langtree ▕██████████··········▏ 3/6 calls, 1 failed'
     """
     filled = WIDTH * done // total if total else WIDTH
     bar = "█" * filled + "·" * (WIDTH - filled)
@@ -34,10 +35,12 @@ def progress_text(done: int, total: int, failed: int) -> str:
 
 
 class ProgressBar(RunProgress):
-    """Shows a run's model calls as they finish; pass it as a LangChain callback::
+    """Shows a run's model calls as they finish; pass it as a LangChain callback:
 
-        bar = ProgressBar(len(structure.prompts(inputs)))
-        result = structure.run(inputs, config={"callbacks": [bar]})
+    ```python
+    bar = ProgressBar(len(structure.prompts(inputs)))
+    result = structure.run(inputs, config={"callbacks": [bar]})
+    ```
 
     In a Jupyter kernel the bar is one output line, shown where the bar is made and
     updated in place (IPython's display updates, which every Jupyter frontend supports).
@@ -61,11 +64,13 @@ class ProgressBar(RunProgress):
         self._handle = _notebook_handle(progress_text(0, total, 0))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Draw the last line once the run itself (the outermost chain) has ended."""
         super().on_chain_end(outputs, run_id=run_id, **kwargs)
         if run_id == self._root:
             self._draw_last()
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Draw the last line once the run itself (the outermost chain) has failed."""
         super().on_chain_error(error, run_id=run_id, **kwargs)
         if run_id == self._root:
             self._draw_last()

@@ -1,18 +1,18 @@
 """Provenance (DESIGN D14): what wrote each value of a run, in write order.
 
 Every value written into a run's state is recorded once per write, through one
-:class:`ProvenanceLog` held by the run: the caller's inputs and the defaults filled in when
+`ProvenanceLog` held by the run: the caller's inputs and the defaults filled in when
 the run starts, each step's accepted output, and each ``value`` target a mapping writes.
 A later write wins (it is the value the result holds) and the earlier ones are kept.
 
 A value is addressed by its **field path**: the instance path that
-:func:`~langtree.prompts.state.instance_text` prints, a dot, and the field, with one
+`instance_text()` prints, a dot, and the field, with one
 ``[i]`` per list level, e.g. ``task.summarize_report.sections[0].summary`` or
 ``task.write_digest.section_summaries``. Fields holding nodes are not recorded as a whole:
 their nodes' fields are (``task.report.sections[1].title``); an empty list of nodes is
 recorded as the list itself.
 
-Everything here is plain data: records convert to JSON with :meth:`ProvenanceRecord.to_dict`.
+Everything here is plain data: records convert to JSON with `ProvenanceRecord.to_dict()`.
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ class ProvenanceLog:
         instances: Sequence[Address] = (),
     ) -> None:
         """Record the values a command's ``value`` targets changed since ``before`` (taken
-        with the same ``instances``, see :meth:`snapshot`)."""
+        with the same ``instances``, see `snapshot()`)."""
         at = _now()
         origin = flow.command.origin
         location = origin.class_name + (f".{origin.field_name}" if origin.field_name else "")

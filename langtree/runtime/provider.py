@@ -3,12 +3,12 @@
 A model is any LangChain chat model, any runnable around one (``with_retry``,
 ``with_fallbacks``, ``configurable_fields``/``configurable_alternatives``, ``bind``, or a
 user's own ``Runnable``), or a function that builds one when first needed. Wrapped in a
-:class:`ModelConfig`, it also says how LangTree calls it: the structured-output method,
+`ModelConfig`, it also says how LangTree calls it: the structured-output method,
 the call timeout and the retry policy for that model alone. A provider may keep a response
 cache for its models (``cache=``, see ``langtree.runtime.cache``).
 
-Every model a provider hands out (:meth:`LLMProvider.get`, which a run calls for each
-step's model before its first call) first passes the :func:`model_check` in place, if
+Every model a provider hands out (`LLMProvider.get()`, which a run calls for each
+step's model before its first call) first passes the `model_check()` in place, if
 any: ``langtree.testing.block_model_requests`` uses it to stop a test's run on a real
 model before any request is made.
 """
@@ -53,9 +53,10 @@ class ModelConfig:
         cache: Whether the provider's response cache serves this model (``False``:
             every run asks it anew).
 
-    >>> from langtree.testing import FakeChatModel
-    >>> ModelConfig(FakeChatModel(), method="json_schema", call_timeout=30).method
-    'json_schema'
+    Examples:
+        >>> from langtree.testing import FakeChatModel
+        >>> ModelConfig(FakeChatModel(), method="json_schema", call_timeout=30).method
+        'json_schema'
     """
 
     model: ChatRunnable | Callable[[], ChatRunnable]
@@ -68,7 +69,7 @@ class ModelConfig:
 
 ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | ModelConfig
 """A chat model or runnable, a function without arguments that builds one when first
-needed, or a :class:`ModelConfig` holding either."""
+needed, or a `ModelConfig` holding either."""
 
 ModelCheck: TypeAlias = Callable[[str, ChatRunnable], None]
 """Called with a model's key and the model each time a provider hands it out; it raises
@@ -88,16 +89,17 @@ def model_check(check: ModelCheck | None) -> Iterator[None]:
     Args:
         check: The check (``None``: none, within the block).
 
-    >>> def refuse(key, model):
-    ...     raise RuntimeError(f"not {key!r}")
-    >>> from langtree.testing import FakeChatModel
-    >>> provider = LLMProvider({"fast": FakeChatModel()})
-    >>> with model_check(refuse):
-    ...     provider.get()
-    Traceback (most recent call last):
-    RuntimeError: not 'fast'
-    >>> provider.get().model_name
-    'langtree-fake'
+    Examples:
+        >>> def refuse(key, model):
+        ...     raise RuntimeError(f"not {key!r}")
+        >>> from langtree.testing import FakeChatModel
+        >>> provider = LLMProvider({"fast": FakeChatModel()})
+        >>> with model_check(refuse):
+        ...     provider.get()
+        Traceback (most recent call last):
+        RuntimeError: not 'fast'
+        >>> provider.get().model_name
+        'langtree-fake'
     """
     global _model_check
     previous, _model_check = _model_check, check
@@ -110,11 +112,11 @@ def model_check(check: ModelCheck | None) -> Iterator[None]:
 class LLMProvider:
     """The chat models that ``llm(key)`` may name; the first key is the default.
 
-    A factory is called once, on the first :meth:`get` of its key, so a model whose
+    A factory is called once, on the first `get()` of its key, so a model whose
     client needs an API key is only built when a run uses it.
 
     Args:
-        models: Keys to chat models, runnables, factories or :class:`ModelConfig`, in
+        models: Keys to chat models, runnables, factories or `ModelConfig`, in
             order (the first is the default).
         cache: A response cache every run through the provider reads from and adds to
             (a ``ResponseCache`` or the path of its file; ``None``: no cache).
@@ -124,12 +126,13 @@ class LLMProvider:
             string, or a value is none of those, or a ``ModelConfig`` setting is wrong
             (every such key is reported), or ``cache`` is not a cache.
 
-    >>> from langtree.testing import FakeChatModel
-    >>> provider = LLMProvider({"fast": FakeChatModel(), "smart": lambda: FakeChatModel()})
-    >>> provider.list_models(), provider.default
-    (['fast', 'smart'], 'fast')
-    >>> provider
-    LLMProvider(models=['fast', 'smart'], default='fast')
+    Examples:
+        >>> from langtree.testing import FakeChatModel
+        >>> provider = LLMProvider({"fast": FakeChatModel(), "smart": lambda: FakeChatModel()})
+        >>> provider.list_models(), provider.default
+        (['fast', 'smart'], 'fast')
+        >>> provider
+        LLMProvider(models=['fast', 'smart'], default='fast')
     """
 
     def __init__(
@@ -185,7 +188,7 @@ class LLMProvider:
                 did not return a chat model or runnable. What a factory raises propagates
                 unchanged (and it is called again on the next ``get``).
 
-        What the :func:`model_check` in place raises propagates too (a built model stays
+        What the `model_check()` in place raises propagates too (a built model stays
         built, and is checked again on each ``get``).
         """
         key = self._key(name)

@@ -13,10 +13,10 @@ not known before it arrives); a call with more tokens than one second's worth wa
 full bucket and leaves the bucket in debt, so the pace over a minute stays the limit.
 Calls start in the order they asked.
 
-A provider's ``Retry-After`` also pauses every call to the model (:meth:`RateLimit.hold`),
+A provider's ``Retry-After`` also pauses every call to the model (`RateLimit.hold()`),
 across every run that shares the ``RateLimit`` object: the rows of a dataset, or the
-workers of :mod:`langtree.ray`, whose shared limit implements the same
-:class:`RateLimiter` protocol. Answers replayed from a journal or a cache are not calls
+workers of `langtree.ray`, whose shared limit implements the same
+`RateLimiter` protocol. Answers replayed from a journal or a cache are not calls
 and do not wait.
 """
 
@@ -35,7 +35,7 @@ __all__ = ["RateBuckets", "RateLimit", "RateLimiter"]
 
 @runtime_checkable
 class RateLimiter(Protocol):
-    """What the engine asks of a rate limit (``rate_limit=``): :class:`RateLimit`, or
+    """What the engine asks of a rate limit (``rate_limit=``): `RateLimit`, or
     one shared by several processes."""
 
     async def acquire(self, model: str, tokens: int) -> float:
@@ -160,15 +160,16 @@ class RateLimit:
         clock: Seconds on a monotonic clock (tests pass a fake one).
         sleep: Waits that many seconds (tests pass one that moves the fake clock).
 
-    >>> import asyncio
-    >>> now = [0.0]
-    >>> async def sleep(seconds: float) -> None:
-    ...     now[0] += seconds
-    >>> limit = RateLimit(requests_per_minute=60, clock=lambda: now[0], sleep=sleep)
-    >>> async def three_calls() -> list[float]:
-    ...     return [await limit.acquire("default", 100) for _ in range(3)]
-    >>> asyncio.run(three_calls())
-    [0.0, 1.0, 1.0]
+    Examples:
+        >>> import asyncio
+        >>> now = [0.0]
+        >>> async def sleep(seconds: float) -> None:
+        ...     now[0] += seconds
+        >>> limit = RateLimit(requests_per_minute=60, clock=lambda: now[0], sleep=sleep)
+        >>> async def three_calls() -> list[float]:
+        ...     return [await limit.acquire("default", 100) for _ in range(3)]
+        >>> asyncio.run(three_calls())
+        [0.0, 1.0, 1.0]
     """
 
     def __init__(

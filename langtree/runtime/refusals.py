@@ -5,10 +5,10 @@ One that cannot read them answers with an error whose status says little: llama.
 server without a multimodal projector answers HTTP 500 ``image input is not supported``
 (which would count as a server error worth retrying), OpenAI HTTP 400 ``Invalid content
 type. image_url is only supported by certain models.``. When a call that sent assets
-fails with such a message (:func:`refuses_input`), the call's error becomes an
-:class:`~langtree.errors.ExecutionError` that names the model, the step and the fields the
+fails with such a message (`refuses_input()`), the call's error becomes an
+`ExecutionError` that names the model, the step and the fields the
 assets were given in, keeps the provider's message, and is raised from the provider's
-error; as LangTree's own error it is permanent (:mod:`langtree.runtime.faults`, rule 2):
+error; as LangTree's own error it is permanent (`langtree.runtime.faults`, rule 2):
 asking again cannot change the answer.
 """
 
@@ -40,10 +40,11 @@ def refuses_input(error: BaseException) -> bool:
     """Whether the error is a provider saying that the model cannot read an input of the
     kind sent (the error or the one it was raised from, as in ``classify_failure``).
 
-    >>> refuses_input(RuntimeError("image input is not supported"))
-    True
-    >>> refuses_input(RuntimeError("Rate limit reached"))
-    False
+    Examples:
+        >>> refuses_input(RuntimeError("image input is not supported"))
+        True
+        >>> refuses_input(RuntimeError("Rate limit reached"))
+        False
     """
     cause = error.__cause__
     return any(

@@ -1,11 +1,11 @@
 """Reading a model's answer: the structured output it holds, or why there is none.
 
-An answer is what the bound model returns (:mod:`langtree.runtime.methods`): a message
+An answer is what the bound model returns (`langtree.runtime.methods`): a message
 with a tool call (``"function_calling"``), a message whose text is JSON (``"json_schema"``,
 ``"json_mode"``; a fenced block is accepted), the ``{"raw", "parsed", "parsing_error"}``
 of a ``with_structured_output(..., include_raw=True)`` chain, or the text a user's own
 runnable returns. The problems found are sentences that go back to the model in a retry
-(:func:`feedback_message`) and into the trace.
+(`feedback_message()`) and into the trace.
 """
 
 from __future__ import annotations
@@ -183,16 +183,17 @@ def feedback_message(
     """The human message a retry adds after an invalid answer; in JSON mode it repeats
     the form the answer must have (``instructions``), which small models need close by.
 
-    >>> print(feedback_message("- summary: Field required", ("summary",)).content)
-    Your previous answer could not be used:
-    - summary: Field required
-    <BLANKLINE>
-    Write Summary again, as structured output.
-    >>> print(feedback_message("- x", ("summary",), "Answer in this form: {}").content)
-    Your previous answer could not be used:
-    - x
-    <BLANKLINE>
-    Write Summary again. Answer in this form: {}
+    Examples:
+        >>> print(feedback_message("- summary: Field required", ("summary",)).content)
+        Your previous answer could not be used:
+        - summary: Field required
+        <BLANKLINE>
+        Write Summary again, as structured output.
+        >>> print(feedback_message("- x", ("summary",), "Answer in this form: {}").content)
+        Your previous answer could not be used:
+        - x
+        <BLANKLINE>
+        Write Summary again. Answer in this form: {}
     """
     titles = ", ".join(title_from_name(name) for name in fields)
     again = f"Write {titles} again, as structured output."

@@ -1,6 +1,6 @@
 """Resampling (DESIGN D12): call a step instance n times at once, then aggregate.
 
-Each sample is an independent :meth:`~langtree.runtime.call.StepCall.generate` (with its
+Each sample is an independent `generate()` (with its
 own retries; every call waits for the run's ``max_concurrency`` and gets its own trace
 record with its sample number). The instance fails when no sample validates, or at once
 when a sample fails with a permanent error (the other samples are then cancelled); the
@@ -126,19 +126,20 @@ def aggregate(
 ) -> Aggregate:
     """Combine valid samples of one step instance, field by field (see the module).
 
-    >>> from enum import Enum
-    >>> class Level(Enum):
-    ...     LOW = 1
-    ...     MID = 2
-    ...     HIGH = 3
-    >>> class Out(BaseModel):
-    ...     level: Level
-    ...     note: str
-    >>> outs = [Out(level=Level.LOW, note="a"), Out(level=Level.HIGH, note="b"),
-    ...         Out(level=Level.HIGH, note="c")]
-    >>> combined = aggregate(outs, ["level", "note"], {"level": "mean"})
-    >>> combined.output, combined.resampled_values
-    (Out(level=<Level.MID: 2>, note='a'), {'level': 2.3333333333333335})
+    Examples:
+        >>> from enum import Enum
+        >>> class Level(Enum):
+        ...     LOW = 1
+        ...     MID = 2
+        ...     HIGH = 3
+        >>> class Out(BaseModel):
+        ...     level: Level
+        ...     note: str
+        >>> outs = [Out(level=Level.LOW, note="a"), Out(level=Level.HIGH, note="b"),
+        ...         Out(level=Level.HIGH, note="c")]
+        >>> combined = aggregate(outs, ["level", "note"], {"level": "mean"})
+        >>> combined.output, combined.resampled_values
+        (Out(level=<Level.MID: 2>, note='a'), {'level': 2.3333333333333335})
     """
     if not samples:
         raise ValueError("aggregate needs at least one valid sample")
@@ -163,12 +164,13 @@ def aggregate(
 def nearest_member(enum: type[Enum], number: float) -> Enum:
     """The member whose numeric value is nearest to ``number``; ties go to the lower.
 
-    >>> from enum import Enum
-    >>> class Level(Enum):
-    ...     LOW = 1
-    ...     HIGH = 3
-    >>> nearest_member(Level, 2.0), nearest_member(Level, 2.01)
-    (<Level.LOW: 1>, <Level.HIGH: 3>)
+    Examples:
+        >>> from enum import Enum
+        >>> class Level(Enum):
+        ...     LOW = 1
+        ...     HIGH = 3
+        >>> nearest_member(Level, 2.0), nearest_member(Level, 2.01)
+        (<Level.LOW: 1>, <Level.HIGH: 3>)
     """
     return min(enum, key=lambda member: (abs(_numeric(member) - number), _numeric(member)))
 

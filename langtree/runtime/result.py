@@ -166,13 +166,13 @@ class RunResult:
 
     The raw number behind a numerical ``@resampled[f]->fn`` aggregation (DESIGN D12) is
     not part of the user's class, so the instance holds only the enum member it maps to;
-    the number is in :attr:`resampled_values`, and :meth:`dump` and :meth:`to_json` add it
+    the number is in `resampled_values`, and `dump()` and `to_json()` add it
     next to the field as ``f_resampled_value``.
 
     With ``RunStructure({"on_error": "continue"})`` a run whose steps fail still returns:
-    :attr:`errors` lists the failures, :attr:`skipped` the instances not run because of
-    them, and ``result[Task]`` raises :class:`~langtree.errors.ExecutionError` for a task
-    whose values do not validate; :meth:`partial` gives any task's values as plain data.
+    `errors` lists the failures, `skipped` the instances not run because of
+    them, and ``result[Task]`` raises `ExecutionError` for a task
+    whose values do not validate; `partial()` gives any task's values as plain data.
 
     Attributes:
         tasks: Each root task's instance, by tag (the tasks that validated).
@@ -182,7 +182,7 @@ class RunResult:
         resampled_values: The aggregated number of each numerically aggregated field, by
             ``(node path, field)``, e.g. ``("task.rate_review", "rating"): 2.6``.
         provenance_records: Every write of the run, in write order (see
-            :meth:`provenance`).
+            `provenance()`).
         errors: Every step instance that failed after its retries (``on_error="continue"``).
         skipped: The instances not run because one they depend on failed.
         partials: Each root task's values as plain data, by tag.
@@ -221,7 +221,7 @@ class RunResult:
         Raises:
             KeyError: It is not a task of this run.
             ExecutionError: Its values do not validate (a step failed under
-                ``on_error="continue"``); :meth:`partial` gives them as plain data.
+                ``on_error="continue"``); `partial()` gives them as plain data.
         """
         tag = self._tag(key)
         if tag in self.invalid:
@@ -237,7 +237,7 @@ class RunResult:
     def _repr_markdown_(self) -> str:
         """The notebook display: calls, tokens (the provider's, else the prompts'
         counts), retries, replays and transforms in one line; each task's values as JSON
-        (as :meth:`dump` gives them, clipped after 200 lines); then the failures and the
+        (as `dump()` gives them, clipped after 200 lines); then the failures and the
         instances skipped because of them."""
         return result_markdown(self)
 
@@ -283,7 +283,7 @@ class RunResult:
         return list(dict.fromkeys(record.path for record in self.provenance_records))
 
     def provenance_json(self) -> list[dict[str, object]]:
-        """Every write as JSON-ready data, in write order (as in :meth:`to_json`)."""
+        """Every write as JSON-ready data, in write order (as in `to_json()`)."""
         return [record.to_dict() for record in self.provenance_records]
 
     def dump(self, key: type[TreeNode] | str) -> dict[str, object]:
@@ -306,7 +306,7 @@ class RunResult:
         return data
 
     def to_json(self) -> str:
-        """The tasks' values (see :meth:`dump`), the trace and the provenance as indented
+        """The tasks' values (see `dump()`), the trace and the provenance as indented
         JSON text; a run with transforms adds ``transforms``, a run with failures adds
         ``errors``, ``skipped`` and the ``partial`` values of the tasks that do not
         validate."""

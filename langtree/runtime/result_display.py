@@ -1,6 +1,6 @@
-"""How a :class:`~langtree.runtime.result.RunResult` shows in a notebook and in ``repr``.
+"""How a `RunResult` shows in a notebook and in ``repr``.
 
-The display (Markdown, see :mod:`langtree.display`) opens with one line on what the run
+The display (Markdown, see `langtree.display`) opens with one line on what the run
 cost, then each task's values as JSON, then what failed and what was skipped.
 """
 

@@ -1,7 +1,7 @@
 """``RetryPolicy``: how a step retries calls that failed for a transient reason.
 
 Transient failures (timeouts, rate limits, server errors, dropped connections; see
-:mod:`langtree.runtime.faults`) have their own budget, apart from ``max_retries``, which
+`langtree.runtime.faults`) have their own budget, apart from ``max_retries``, which
 counts answers that came back but could not be used. Each retry waits first: the
 provider's ``Retry-After`` when it sent one, else an exponential backoff with jitter, so
 that calls that failed together do not all come back at the same moment.
@@ -41,11 +41,12 @@ class RetryPolicy:
             (``"transient"``, ``"invalid_output"`` or ``"permanent"``) and returns
             ``None`` for the others; asked before LangTree's own rules.
 
-    >>> policy = RetryPolicy(initial_delay=1.0, multiplier=2.0, max_delay=5.0, jitter=False)
-    >>> [policy.delay(n, retry_after=None, rng=random.Random(0)) for n in (1, 2, 3, 4)]
-    [1.0, 2.0, 4.0, 5.0]
-    >>> policy.delay(1, retry_after=7.5, rng=random.Random(0))
-    7.5
+    Examples:
+        >>> policy = RetryPolicy(initial_delay=1.0, multiplier=2.0, max_delay=5.0, jitter=False)
+        >>> [policy.delay(n, retry_after=None, rng=random.Random(0)) for n in (1, 2, 3, 4)]
+        [1.0, 2.0, 4.0, 5.0]
+        >>> policy.delay(1, retry_after=7.5, rng=random.Random(0))
+        7.5
     """
 
     max_retries: int = 5

@@ -3,7 +3,7 @@
 The runnable's input is the inputs mapping, exactly what ``run(inputs)`` takes: task
 classes (or their tags) to dicts or instances of the values the caller supplies (``None``
 for a run without inputs). External prompt variables and the run's settings are fixed when
-it is built. Its output is the :class:`~langtree.runtime.result.RunResult`.
+it is built. Its output is the `RunResult`.
 
 ``invoke``, ``ainvoke``, ``batch`` and ``abatch`` work as for any runnable; a batch runs
 its inputs concurrently, at most ``config["max_concurrency"]`` at a time. The run appears

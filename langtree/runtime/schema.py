@@ -4,9 +4,9 @@ One class is built per plan step (DESIGN D11), from the node's field annotations
 their descriptions with the DSL commands removed. Nested ``TreeNode`` classes are used as
 they are, so a node generated whole arrives as the user's own class, and the class
 validates what the model sends; where a nested class has known fields, a subclass that
-leaves them out is used instead (see :mod:`langtree.runtime.known_parts`).
+leaves them out is used instead (see `langtree.runtime.known_parts`).
 
-The model itself is shown :func:`tool_schema`, the class's JSON schema with every
+The model itself is shown `tool_schema()`, the class's JSON schema with every
 description cleaned: the docstrings and field descriptions of nested node classes lose
 their command lines (``! ...``) and ``{placeholders}``, which only LangTree resolves.
 """
@@ -43,16 +43,17 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
     Returns:
         A class named after the node and the fields (the tool name models see).
 
-    >>> from langtree import RunStructure, TreeNode
-    >>> class TaskGreet(TreeNode):
-    ...     name: str
-    ...     greeting: str
-    >>> structure = RunStructure()
-    >>> structure.add(TaskGreet)
-    >>> step = structure.plan({TaskGreet: {"name": "Ada"}}).steps[0]
-    >>> model = step_model(structure.get_node(step.node_tag), step)
-    >>> model.__name__, list(model.model_fields)
-    ('TaskGreet_greeting', ['greeting'])
+    Examples:
+        >>> from langtree import RunStructure, TreeNode
+        >>> class TaskGreet(TreeNode):
+        ...     name: str
+        ...     greeting: str
+        >>> structure = RunStructure()
+        >>> structure.add(TaskGreet)
+        >>> step = structure.plan({TaskGreet: {"name": "Ada"}}).steps[0]
+        >>> model = step_model(structure.get_node(step.node_tag), step)
+        >>> model.__name__, list(model.model_fields)
+        ('TaskGreet_greeting', ['greeting'])
     """
     definitions: dict[str, object] = {}
     for name in step.fields:
@@ -78,7 +79,7 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
 def output_schema(
     node: Node, step: PlanStep, parts: KnownParts
 ) -> tuple[type[BaseModel], dict[str, Any]]:
-    """The step's class (:func:`step_model`) and the JSON schema the model is shown.
+    """The step's class (`step_model()`) and the JSON schema the model is shown.
 
     Raises:
         StructureError: The nodes the step generates whole nest too deep for pydantic to
@@ -108,18 +109,19 @@ _NOT_SCHEMAS = frozenset({"default", "enum", "const", "examples"})
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema a model is shown for ``model``, every description cleaned.
 
-    >>> from langtree import TreeNode
-    >>> class Part(TreeNode):
-    ...     \"\"\"
-    ...     ! @sequential
-    ...     One part of {topic}.
-    ...     \"\"\"
-    ...     text: str = Field(description="! resample(2)\\nThe text.")
-    >>> schema = tool_schema(Part)
-    >>> schema["properties"]["text"]["description"]
-    'The text.'
-    >>> schema["description"]
-    'One part of topic.'
+    Examples:
+        >>> from langtree import TreeNode
+        >>> class Part(TreeNode):
+        ...     \"\"\"
+        ...     ! @sequential
+        ...     One part of {topic}.
+        ...     \"\"\"
+        ...     text: str = Field(description="! resample(2)\\nThe text.")
+        >>> schema = tool_schema(Part)
+        >>> schema["properties"]["text"]["description"]
+        'The text.'
+        >>> schema["description"]
+        'One part of topic.'
     """
     schema = model.model_json_schema()
     cleaned = _cleaned(schema)
@@ -134,8 +136,9 @@ def clean_description(text: str) -> str:
     placeholder goes; ``{PROMPT_SUBTREE}``/``{COLLECTED_CONTEXT}`` go; any other
     ``{name}`` becomes ``name``; ``{{``/``}}`` become ``{``/``}``.
 
-    >>> clean_description("! resample(3)\\nRate {item}.\\n{COLLECTED_CONTEXT}")
-    'Rate item.'
+    Examples:
+        >>> clean_description("! resample(3)\\nRate {item}.\\n{COLLECTED_CONTEXT}")
+        'Rate item.'
     """
     try:
         text = extract_commands(text).text

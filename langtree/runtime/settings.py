@@ -3,7 +3,7 @@
 They come from three places, the later winning: the structure's config
 (``RunStructure({"call_timeout": 60, "retry": {"max_retries": 8}})``), the arguments of
 ``run``/``arun``/``build``, and, for ``call_timeout`` and ``retry``, the model's own
-:class:`~langtree.runtime.provider.ModelConfig` in the provider (a slow model may need a
+`ModelConfig` in the provider (a slow model may need a
 longer timeout than the rest of the run).
 """
 

@@ -1,10 +1,10 @@
 """What a run starts from, and how synchronous code waits for it.
 
-:class:`RunSetup` is a validated structure planned for the caller's inputs, with the
-run's settings: everything :func:`~langtree.runtime.engine.execute` needs.
-:func:`run_interruptible` runs it to completion from synchronous code on LangTree's own
-event loop (:mod:`langtree.runtime.loop`) and turns Ctrl-C into
-:class:`~langtree.runtime.failure.RunInterrupted` with what had finished.
+`RunSetup` is a validated structure planned for the caller's inputs, with the
+run's settings: everything `execute()` needs.
+`run_interruptible()` runs it to completion from synchronous code on LangTree's own
+event loop (`langtree.runtime.loop`) and turns Ctrl-C into
+`RunInterrupted` with what had finished.
 """
 
 from __future__ import annotations

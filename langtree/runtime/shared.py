@@ -1,7 +1,7 @@
 """What the runs of one dataset share: the cap on calls in flight, the usage limits, each
 model's cooldown after a rate limit, and the journal and response cache.
 
-A single run makes its own; :mod:`langtree.runtime.dataset` makes one for all its rows,
+A single run makes its own; `langtree.runtime.dataset` makes one for all its rows,
 so ``max_concurrency`` and ``usage_limits`` hold across the dataset, a ``Retry-After``
 from a provider pauses every row's calls to that model, and the journal is opened once.
 """
@@ -27,7 +27,7 @@ class SharedCalls:
     Attributes:
         semaphore: Caps the model calls in flight across the runs.
         meter: Counts the calls and tokens against the usage limits.
-        files: The journal and response cache, open until :meth:`close`.
+        files: The journal and response cache, open until `close()`.
         cooldowns: Each model key's pause after a ``Retry-After``.
     """
 

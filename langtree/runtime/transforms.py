@@ -1,12 +1,12 @@
 """Computing a transform field for one node instance, with no model call.
 
-The expression (see :mod:`langtree.structure.transforms`) is evaluated over the values it
+The expression (see `langtree.structure.transforms`) is evaluated over the values it
 reads, each from the instance or the nearest instance above it that holds the field.
 Lists and other iterables that Jinja2's filters return lazily (``map``, ``select``) are
 made lists; the value is then converted to the field's annotation exactly as a ``value``
-mapping converts what it writes (:func:`~langtree.structure.conversion.convert_value`),
+mapping converts what it writes (`convert_value()`),
 never by parsing rendered text. Anything that goes wrong is an
-:class:`~langtree.errors.ExecutionError` that names the field, the instance and the
+`ExecutionError` that names the field, the instance and the
 expression.
 """
 

@@ -1,11 +1,11 @@
 """What a run's model calls cost, and the limits a run may not pass.
 
-:class:`Usage` adds up the calls of a run as the trace records them: every attempt counts,
+`Usage` adds up the calls of a run as the trace records them: every attempt counts,
 retries and failed calls included, with the tokens the provider reported
-(``AIMessage.usage_metadata``). :class:`RunUsage` is the run's total with one
-:class:`Usage` per model key (``RunResult.usage``).
+(``AIMessage.usage_metadata``). `RunUsage` is the run's total with one
+`Usage` per model key (``RunResult.usage``).
 
-:class:`UsageLimits` caps a run's calls and tokens. They are checked before each call
+`UsageLimits` caps a run's calls and tokens. They are checked before each call
 (compare pydantic-ai's ``UsageLimits``), counting the calls in flight: a call starts only
 if one more call stays within ``calls``, and if the tokens used so far, the estimated
 input of the calls in flight and this call's prompt stay within ``input_tokens`` and
@@ -109,7 +109,7 @@ class RunUsage(Usage):
         return cls(**total.to_dict(), by_model=by_model)
 
     def to_dict(self) -> dict[str, int]:
-        """The totals as JSON-ready data (see :meth:`to_json_dict` for the models too)."""
+        """The totals as JSON-ready data (see `to_json_dict()` for the models too)."""
         return Usage.to_dict(self)
 
     def to_json_dict(self) -> dict[str, object]:
@@ -127,8 +127,9 @@ class UsageLimits:
         output_tokens: Completion tokens.
         total_tokens: Prompt and completion tokens together.
 
-    >>> UsageLimits(calls=100, total_tokens=50_000)
-    UsageLimits(calls=100, input_tokens=None, output_tokens=None, total_tokens=50000)
+    Examples:
+        >>> UsageLimits(calls=100, total_tokens=50_000)
+        UsageLimits(calls=100, input_tokens=None, output_tokens=None, total_tokens=50000)
     """
 
     calls: int | None = None

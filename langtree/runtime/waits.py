@@ -168,7 +168,7 @@ class InstanceWaits:
             self._broken.setdefault(key, because)
 
     def broken_dependency(self, position: int, address: Address) -> str | None:
-        """Why an instance must be skipped: what :meth:`mark_broken` recorded for an
+        """Why an instance must be skipped: what `mark_broken()` recorded for an
         instance it depends on, if any (looked up by branch, not by a scan of the
         failures)."""
         for dep, levels in self.needs[position]:

@@ -1,6 +1,6 @@
 """Everything LangTree can check before a model call, in one pass over the added tasks.
 
-Only the plan depends on what the caller supplies: :func:`replan` drafts it again for
+Only the plan depends on what the caller supplies: `replan()` drafts it again for
 given inputs and keeps every other result.
 """
 

@@ -3,18 +3,19 @@
 Every reader takes an annotation as Pydantic stores it (``Model.model_fields[name]
 .annotation``) and answers one question about it, or ``None`` when the question does not
 apply. ``typing.List[X]`` reads like ``list[X]`` and ``Optional[X]`` like ``X | None``;
-only :func:`strip_annotated` and :func:`strip_optional` see through ``Annotated``.
+only `strip_annotated()` and `strip_optional()` see through ``Annotated``.
 
-Two views of collections serve two stages: :func:`sequence_kind`, :func:`item_type` and
-:func:`fixed_tuple_types` name the containers that values convert between, while
-:func:`uniform_item_type` is what iterating a field yields, for the tree's ``@each``: the
+Two views of collections serve two stages: `sequence_kind()`, `item_type()` and
+`fixed_tuple_types()` name the containers that values convert between, while
+`uniform_item_type()` is what iterating a field yields, for the tree's ``@each``: the
 specification's iterables are sequences (``list``, ``tuple`` and other sequence types, bare
 ones included), never sets or mappings.
 
->>> strip_optional(Annotated[list[int] | None, "meta"])
-(list[int], True)
->>> render_type(dict[str, list[int]] | None)
-'dict[str, list[int]] | None'
+Examples:
+    >>> strip_optional(Annotated[list[int] | None, "meta"])
+    (list[int], True)
+    >>> render_type(dict[str, list[int]] | None)
+    'dict[str, list[int]] | None'
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ _ITERABLES: frozenset[type] = frozenset({list, tuple, abc.Sequence, abc.MutableS
 def strip_annotated(annotation: object) -> object:
     """The annotation without ``Annotated`` metadata; ``None`` becomes ``NoneType``.
 
-    >>> strip_annotated(Annotated[Annotated[int, "inner"], "outer"])
-    <class 'int'>
+    Examples:
+        >>> strip_annotated(Annotated[Annotated[int, "inner"], "outer"])
+        <class 'int'>
     """
     while get_origin(annotation) is Annotated:
         annotation = get_args(annotation)[0]
@@ -78,8 +80,9 @@ def strip_optional(annotation: object) -> tuple[object, bool]:
         the others) and ``True`` when ``None`` was a member of a union. A bare ``None`` is
         ``NoneType`` and not optional.
 
-    >>> strip_optional(int | str | None)
-    (typing.Union[int, str], True)
+    Examples:
+        >>> strip_optional(int | str | None)
+        (typing.Union[int, str], True)
     """
     annotation = strip_annotated(annotation)
     members = union_members(annotation)
@@ -131,8 +134,9 @@ def sequence_kind(annotation: object) -> SequenceKind | None:
 def item_type(annotation: object) -> object:
     """The element type of a sequence annotation (a union for ``tuple[X, Y]``).
 
-    >>> item_type(tuple[int, str]), item_type(list)
-    (typing.Union[int, str], typing.Any)
+    Examples:
+        >>> item_type(tuple[int, str]), item_type(list)
+        (typing.Union[int, str], typing.Any)
     """
     items = _items(annotation)
     return Union[tuple(items)] if items else Any  # noqa: UP007 - built from a tuple
@@ -150,10 +154,11 @@ def uniform_item_type(annotation: object) -> object | None:
         The item type, or ``None`` for a set, a mapping, a ``tuple[X, Y]``, ``tuple[()]``
         and anything else that is not such a sequence.
 
-    >>> uniform_item_type(tuple[int, int]), uniform_item_type(tuple[int, str])
-    (<class 'int'>, None)
-    >>> uniform_item_type(list), uniform_item_type(set[int])
-    (typing.Any, None)
+    Examples:
+        >>> uniform_item_type(tuple[int, int]), uniform_item_type(tuple[int, str])
+        (<class 'int'>, None)
+        >>> uniform_item_type(list), uniform_item_type(set[int])
+        (typing.Any, None)
     """
     origin = get_origin(annotation) or annotation
     if not (isinstance(origin, type) and origin in _ITERABLES):
@@ -189,9 +194,10 @@ def _items(annotation: object) -> list[object]:
 def render_type(annotation: object) -> str:
     """A readable name for an annotation: ``dict[str, int]``, ``Section | None``.
 
-    >>> from typing import List, Optional
-    >>> render_type(Optional[List[str]])
-    'list[str] | None'
+    Examples:
+        >>> from typing import List, Optional
+        >>> render_type(Optional[List[str]])
+        'list[str] | None'
     """
     annotation = strip_annotated(annotation)
     if (members := union_members(annotation)) is not None:

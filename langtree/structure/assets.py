@@ -1,11 +1,11 @@
-"""Images, documents, audio and video given to a step as inputs: :class:`Asset`.
+"""Images, documents, audio and video given to a step as inputs: `Asset`.
 
 A field typed ``Asset`` (or ``list[Asset]``, ``Asset | None``) holds a file the model
 reads rather than text: the prompt shows a short placeholder where the value stands and
 the file goes with the human message as a multimodal content block (see
-:mod:`langtree.prompts.attachments`). Assets are inputs only: a field that holds one is
+`langtree.prompts.attachments`). Assets are inputs only: a field that holds one is
 known (DESIGN D2), never part of a step's output, and ``validate()`` refuses a node that a
-step would generate whole while one of its fields holds assets (:func:`check_assets`).
+step would generate whole while one of its fields holds assets (`check_assets()`).
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ class Asset(BaseModel):
         media_type: The IANA media type, e.g. ``image/png`` or ``application/pdf``.
         title: Shown in the prompt's placeholder, and a document's file name.
 
-    >>> Asset(path="photos/kettle.jpg", title="Kettle").kind
-    'image'
-    >>> Asset.model_validate("data:application/pdf;base64,JVBERi0=").data
-    b'%PDF-'
+    Examples:
+        >>> Asset(path="photos/kettle.jpg", title="Kettle").kind
+        'image'
+        >>> Asset.model_validate("data:application/pdf;base64,JVBERi0=").data
+        b'%PDF-'
     """
 
     model_config = ConfigDict(
@@ -138,10 +139,11 @@ def _with_media_type(fields: dict[str, object]) -> dict[str, object]:
 
 
 def holds_asset(annotation: object) -> bool:
-    """Whether values of ``annotation`` may hold an :class:`Asset` (at any depth).
+    """Whether values of ``annotation`` may hold an `Asset` (at any depth).
 
-    >>> holds_asset(list[Asset]), holds_asset(Asset | None), holds_asset(str)
-    (True, True, False)
+    Examples:
+        >>> holds_asset(list[Asset]), holds_asset(Asset | None), holds_asset(str)
+        (True, True, False)
     """
     return any(item is Asset for item in _types_within(annotation))
 

@@ -2,37 +2,30 @@
 
 Before any model call LangTree checks every ``value`` mapping of every command
 (``{{value.config=settings}}``): the source field's annotation must convert to the target
-field's annotation at a level the :class:`ValidationStrategy` allows. The levels, from
+field's annotation at a level the `ValidationStrategy` allows. The levels, from
 best to worst (``Annotated`` metadata is ignored, ``List[X]`` is ``list[X]``):
 
-==========  =========================================================================
-level       source → target
-==========  =========================================================================
-IDENTICAL   equal types; ``X → X | None``; ``Any → Any``
-SAFE        ``int → float``; subclass → base class; anything but ``None`` → ``str``
-            (collections and models as JSON); ``Enum → str``; ``Literal`` → the
-            type of its values; anything → ``Any``; ``list ↔ tuple ↔ Sequence`` and
-            ``set → list``; ``dict ↔ Mapping``; a model → ``dict[K, V]`` when
-            ``allow_treenode_dict_conversion`` and its ``model_dump()`` already fits:
-            keys accept ``str`` and every field's type is a ``V`` without conversion
-            (``V`` is ``Any``, the field type or a base of it; nested models into a
-            fitting dict) — so ``Config → dict`` is SAFE, but ``Config → dict[str, str]``
-            is FORBIDDEN unless every field is a ``str``
-LOSSY       ``float → int`` (``round``: halves to even); ``bool → int | float`` (a flag
-            becomes a number); ``X | None → X`` (a ``None`` does not convert);
-            ``list → set`` (duplicates go); ``str → int | float | bool | Enum | dict |
-            list | model`` when
-            ``allow_string_parsing`` (parsing may fail); ``dict → model`` when
-            ``allow_treenode_dict_conversion`` (validation may fail); ``X →
-            Literal[...]`` and ``int → Enum`` with ``int`` values (the value must be
-            one of them); a sequence into a fixed-length ``tuple[X, Y]`` (the length
-            must match)
-UNSAFE      one model class → a different model class (through a dict); ``int | float
-            → bool`` (only 0 and 1 convert); one ``Enum`` → another (by value or name);
-            ``Any → X`` (the source is unknown)
-FORBIDDEN   structurally incompatible (``list → dict``, ``int → list``, a model →
-            ``int``, ``X → None``, …), and the conversions a configuration disables
-==========  =========================================================================
+- **IDENTICAL**: equal types; ``X → X | None``; ``Any → Any``.
+- **SAFE**: ``int → float``; subclass → base class; anything but ``None`` → ``str``
+  (collections and models as JSON); ``Enum → str``; ``Literal`` → the type of its
+  values; anything → ``Any``; ``list ↔ tuple ↔ Sequence`` and ``set → list``;
+  ``dict ↔ Mapping``; a model → ``dict[K, V]`` when ``allow_treenode_dict_conversion``
+  and its ``model_dump()`` already fits: keys accept ``str`` and every field's type is a
+  ``V`` without conversion (``V`` is ``Any``, the field type or a base of it; nested
+  models into a fitting dict) — so ``Config → dict`` is SAFE, but
+  ``Config → dict[str, str]`` is FORBIDDEN unless every field is a ``str``.
+- **LOSSY**: ``float → int`` (``round``: halves to even); ``bool → int | float`` (a flag
+  becomes a number); ``X | None → X`` (a ``None`` does not convert); ``list → set``
+  (duplicates go); ``str → int | float | bool | Enum | dict | list | model`` when
+  ``allow_string_parsing`` (parsing may fail); ``dict → model`` when
+  ``allow_treenode_dict_conversion`` (validation may fail); ``X → Literal[...]`` and
+  ``int → Enum`` with ``int`` values (the value must be one of them); a sequence into a
+  fixed-length ``tuple[X, Y]`` (the length must match).
+- **UNSAFE**: one model class → a different model class (through a dict);
+  ``int | float → bool`` (only 0 and 1 convert); one ``Enum`` → another (by value or
+  name); ``Any → X`` (the source is unknown).
+- **FORBIDDEN**: structurally incompatible (``list → dict``, ``int → list``, a model →
+  ``int``, ``X → None``, …), and the conversions a configuration disables.
 
 Containers take the worst level of their container and element conversions. A union
 source takes the worst level over its members (each must fit); a union target takes the
@@ -40,14 +33,15 @@ best level over its members (one must fit).
 
 The strategies allow: ``strict`` identical and safe mappings; ``permissive`` also lossy
 ones and ``development`` also unsafe ones, with a warning. ``exact`` allows no conversion
-at all (:func:`needs_no_conversion`): the source's values must already be values of the
+at all (`needs_no_conversion()`): the source's values must already be values of the
 target type — equal types, a target that adds members to a union (``X → X | None``), a
 target ``Any`` or ``object`` at any depth (``list[str] → list[Any]``), a ``Literal``
 into the type of its values or a ``Literal`` that holds them. Any other mapping, a safe
 one too (``int → float``, ``Enum → str``, ``list → tuple``), is an error under ``exact``.
 
->>> compatibility(int, float | None, TypeMappingConfig())
-<CompatibilityLevel.SAFE: 1>
+Examples:
+    >>> compatibility(int, float | None, TypeMappingConfig())
+    <CompatibilityLevel.SAFE: 1>
 """
 
 from __future__ import annotations
@@ -102,8 +96,9 @@ class CompatibilityLevel(IntEnum):
     def allowed_by(self, strategy: ValidationStrategy) -> bool:
         """Whether a mapping at this level passes under ``strategy``.
 
-        >>> CompatibilityLevel.LOSSY.allowed_by(ValidationStrategy.PERMISSIVE)
-        True
+        Examples:
+            >>> CompatibilityLevel.LOSSY.allowed_by(ValidationStrategy.PERMISSIVE)
+            True
         """
         return self <= _WORST_ALLOWED[strategy]
 
@@ -343,8 +338,9 @@ def needs_no_conversion(source: object, target: object) -> bool:
     """Whether every value of the ``source`` annotation already is a value of ``target``,
     so that nothing converts (what the ``exact`` strategy allows).
 
-    >>> needs_no_conversion(list[str], list[Any]), needs_no_conversion(int, float)
-    (True, False)
+    Examples:
+        >>> needs_no_conversion(list[str], list[Any]), needs_no_conversion(int, float)
+        (True, False)
     """
     source, target = strip_annotated(source), strip_annotated(target)
     if source == target or target is Any or target is object:

@@ -1,7 +1,7 @@
-"""A run's settings, given as a dict, a :class:`TypeMappingConfig`, or ``None``.
+"""A run's settings, given as a dict, a `TypeMappingConfig`, or ``None``.
 
 ``RunStructure({"validation_strategy": "permissive", "default_modifier": "parallel"})``:
-the type mapping settings (:data:`TYPE_MAPPING_KEYS`) and ``default_modifier`` (DESIGN D1).
+the type mapping settings (`TYPE_MAPPING_KEYS`) and ``default_modifier`` (DESIGN D1).
 Unknown names are errors that suggest the closest known one.
 """
 
@@ -75,8 +75,9 @@ class StructureConfig:
         Raises:
             StructureError: With one diagnostic per unknown name or bad value.
 
-        >>> StructureConfig.create({"default_modifier": "together"}).default_modifier
-        'parallel'
+        Examples:
+            >>> StructureConfig.create({"default_modifier": "together"}).default_modifier
+            'parallel'
         """
         if config is None:
             return cls()

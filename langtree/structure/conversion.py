@@ -1,6 +1,6 @@
 """Converting a value to the type of the field it is mapped into, at run time.
 
-:func:`convert_value` performs the conversions :mod:`langtree.structure.compatibility`
+`convert_value()` performs the conversions `langtree.structure.compatibility`
 rates, and is a little more lenient than the check before the run: a model converts into
 any ``dict[K, V]`` whose keys and values its dumped fields convert to, and an annotation it
 does not know (a ``Callable``, a forward reference) takes the value unchanged.
@@ -11,15 +11,16 @@ A union target tries its members in priority order and keeps the first success:
 2. model classes; 3. ``int`` for integral numbers, ``bool`` for ``bool`` values;
 4. ``float``, then ``bool``, then ``str``; 5. dicts, lists, tuples and sets; 6. the rest.
 
-Under the ``exact`` strategy nothing converts: :func:`check_exact` validates the value
+Under the ``exact`` strategy nothing converts: `check_exact()` validates the value
 strictly against the target, as it is or in its JSON form (the run's values are plain
 data, so a node is a dict and a tuple a list, as in JSON; an ``int`` is a valid ``float``,
 as in JSON and in pydantic's strict mode), and the value is kept as it is.
 
->>> convert_value(1, bool | float, TypeMappingConfig())
-1.0
->>> convert_value(["a", 2], list[str], TypeMappingConfig())
-['a', '2']
+Examples:
+    >>> convert_value(1, bool | float, TypeMappingConfig())
+    1.0
+    >>> convert_value(["a", 2], list[str], TypeMappingConfig())
+    ['a', '2']
 """
 
 from __future__ import annotations
@@ -99,8 +100,9 @@ def convert_value(value: object, target: object, config: TypeMappingConfig) -> o
 def accepts_none(target: object) -> bool:
     """Whether ``None`` is a value of the ``target`` annotation.
 
-    >>> accepts_none(str | None), accepts_none(str)
-    (True, False)
+    Examples:
+        >>> accepts_none(str | None), accepts_none(str)
+        (True, False)
     """
     target = strip_annotated(target)
     if target in (Any, object, NoneType):
@@ -117,12 +119,13 @@ def check_exact(value: object, target: object) -> object:
     ``1`` no ``str``: as it is, or else in its JSON form, since the run's values are plain
     data (a node is a dict, a tuple a list).
 
-    >>> check_exact([1, 2], tuple[int, int])
-    [1, 2]
-
     Raises:
         ConversionError: Naming the value, the target type and pydantic's first complaint
             (about the JSON form, when the value has one).
+
+    Examples:
+        >>> check_exact([1, 2], tuple[int, int])
+        [1, 2]
     """
     adapter = type_adapter(strip_annotated(target))
     try:

@@ -2,7 +2,7 @@
 
 Finding them means importing the user's modules. A module that does not import (a syntax
 error, an exception while its code runs, a module it imports that is missing) is a
-problem in the user's tree: :func:`load_modules` raises a :class:`StructureError` that
+problem in the user's tree: `load_modules()` raises a `StructureError` that
 points at the line of that module that failed, as for any other problem in the tree.
 """
 

@@ -77,7 +77,7 @@ class Flow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Target:
-    """A mapping's target, resolved (see :class:`MappingFlow`)."""
+    """A mapping's target, resolved (see `MappingFlow`)."""
 
     scope: TargetScope
     name: str

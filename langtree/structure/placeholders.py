@@ -44,8 +44,9 @@ class Placeholder:
 def find_placeholders(text: str) -> list[Placeholder]:
     """Every ``{name}`` in a text; doubled braces and other brace text are not placeholders.
 
-    >>> [p.name for p in find_placeholders('Hi {name}! JSON: {"a": 1}, literal {{x}}')]
-    ['name']
+    Examples:
+        >>> [p.name for p in find_placeholders('Hi {name}! JSON: {"a": 1}, literal {{x}}')]
+        ['name']
     """
     found: list[Placeholder] = []
     for number, line in enumerate(text.split("\n"), start=1):

@@ -118,7 +118,7 @@ class ExecutionPlan:
         return f"ExecutionPlan(steps={[step.id for step in self.steps]!r})"
 
     def _repr_markdown_(self) -> str:
-        """The notebook display: the step count, :meth:`to_mermaid` in a
+        """The notebook display: the step count, `to_mermaid()` in a
         ```` ```mermaid ```` block, and a table of the steps numbered in plan order (the
         table is what frontends that do not draw Mermaid show the plan by)."""
         count = len(self.steps)

@@ -4,7 +4,7 @@ A pluck reads one field of every element of a list of nodes; each pluck adds the
 levels of the list it reads, so ``sections.*.paragraphs.*.text`` is a list (one per
 section) of lists (one text per paragraph): plucks nest, they never flatten. The checks
 here run against the classes (a pluck needs a list of nodes that has the field, and
-every list a pluck path crosses is marked); :func:`plucked_type` is the type a pluck path
+every list a pluck path crosses is marked); `plucked_type()` is the type a pluck path
 sends, for the type checks of ``value`` mappings.
 """
 

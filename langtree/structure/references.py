@@ -56,7 +56,7 @@ def unresolved_fields(
     """The fields of an incomplete ``model`` whose types use names that are not defined.
 
     Args:
-        model: A class that :func:`complete` could not complete.
+        model: A class that `complete()` could not complete.
         read_elsewhere: Models whose own fields are checked on their own (the tree's
             node classes), not through the fields that use them.
     """

@@ -4,7 +4,7 @@
 Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
 ``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/``resample``
 in a field's description applies to that field's step. A ``transform(...)`` in a field's
-description makes the field a transform (:mod:`langtree.structure.transforms`).
+description makes the field a transform (`langtree.structure.transforms`).
 """
 
 from __future__ import annotations

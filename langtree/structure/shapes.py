@@ -4,7 +4,7 @@ The iterables are the specification's: ``list``, ``tuple`` and other sequences, 
 included (their elements are ``Any``). Dicts, mappings and sets are leaves, never iterated;
 ``Optional[...]`` and ``Annotated[...]`` around them are seen through. A type that cannot
 hold a value at all (a set of nodes, a dict keyed by a list) is refused. The annotation
-readers are those of :mod:`langtree.structure.annotations`.
+readers are those of `langtree.structure.annotations`.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ def field_shape(annotation: object) -> FieldShape:
             hashed (``set[Section]``, ``dict[list[str], int]``), so that no value fits.
             Dicts are leaves, whatever their values are.
 
-    >>> field_shape(list[str])
-    FieldShape(kind='leaf', node_class=None, list_depth=1, optional=False, enum=None)
+    Examples:
+        >>> field_shape(list[str])
+        FieldShape(kind='leaf', node_class=None, list_depth=1, optional=False, enum=None)
     """
     try:
         hash(annotation)

@@ -2,7 +2,7 @@
 
 ``@sequential``: one step per generated field, in declaration order. ``@parallel``: one
 step for all generated fields (siblings that need each other move to follow-up steps,
-see :mod:`langtree.structure.plan`). A field with its own ``llm(...)`` or ``resample(...)``
+see `langtree.structure.plan`). A field with its own ``llm(...)`` or ``resample(...)``
 gets a step of its own, and so does a field computed by ``transform(...)`` (a step with no
 model call). A generated node field is produced whole inside its step; a known
 one is descended into, its elements generated as nodes of their own.
@@ -27,7 +27,7 @@ class StepDraft:
     """A step before dependencies: the node, its fields and how it runs.
 
     Attributes:
-        id: ``<node tag>:<field>+<field>`` (see :func:`step_id`), unique in a plan.
+        id: ``<node tag>:<field>+<field>`` (see `step_id()`), unique in a plan.
         position: The index of the first field among the node's fields.
         transform: The transform computing the step's one field (``None``: a model
             generates the fields).
@@ -46,8 +46,9 @@ class StepDraft:
 def step_id(node_tag: str, fields: tuple[str, ...]) -> str:
     """The id of the step that generates ``fields`` of the node at ``node_tag``.
 
-    >>> step_id("task.report", ("title", "summary"))
-    'task.report:title+summary'
+    Examples:
+        >>> step_id("task.report", ("title", "summary"))
+        'task.report:title+summary'
     """
     return f"{node_tag}:{'+'.join(fields)}"
 

@@ -2,7 +2,7 @@
 
 Only a line whose first non-blank character is ``!`` is a command; anything after other
 text (``Summarise the text. ! @all->...``) goes to the model as prompt text. What "looks
-like a command" means is :func:`langtree.dsl.extraction.find_stray_commands`'s rule.
+like a command" means is `langtree.dsl.extraction.find_stray_commands()`'s rule.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class TreeStructure:
         """Check every rule over all added tasks.
 
         Args:
-            inputs: What the caller will supply, as for :meth:`plan`. Without inputs, every
+            inputs: What the caller will supply, as for `plan()`. Without inputs, every
                 field without a default is checked as generated: a ``@sequential`` field
                 that needs a later one the caller supplies is an error until ``inputs``
                 say so. ``validate(inputs)``, ``plan(inputs)`` and ``run(inputs)`` report
@@ -102,7 +102,7 @@ class TreeStructure:
         return self._checked(inputs).warnings
 
     def warnings(self) -> tuple[Diagnostic, ...]:
-        """The warnings :meth:`validate` returns, also when the tasks have errors."""
+        """The warnings `validate()` returns, also when the tasks have errors."""
         return self._analyse().warnings
 
     def get_node(self, tag: str) -> Node | None:
@@ -145,7 +145,7 @@ class TreeStructure:
         and no ``value`` mapping writes it: a run without it would end with it missing.
 
         Args:
-            inputs: What the caller will supply, as for :meth:`plan`.
+            inputs: What the caller will supply, as for `plan()`.
 
         Returns:
             The fields by task tag, in declaration order; tasks that lack none are left out.

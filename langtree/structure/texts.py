@@ -1,6 +1,6 @@
 """The texts of a node class: its docstring and its fields' descriptions, with commands.
 
-They are read as the author wrote them (:func:`~langtree.structure.tree_node.written_texts`):
+They are read as the author wrote them (`written_texts()`):
 pydantic holds the descriptions without their commands.
 """
 
@@ -66,7 +66,7 @@ def _read(text: str | None, origin: Origin) -> ClassText:
 
 
 def parse_error_diagnostic(error: CommandParseError, origin: Origin) -> Diagnostic:
-    """Turn a parse error in one of ``origin``'s texts into a :class:`Diagnostic`."""
+    """Turn a parse error in one of ``origin``'s texts into a `Diagnostic`."""
     return origin.diagnostic(
         error.message,
         hint=error.hint,

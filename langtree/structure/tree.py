@@ -51,10 +51,11 @@ def task_tag(class_name: str) -> str | None:
     The name after ``Task`` starts with a capital letter, so that the tag is a path that
     commands can name (``Task2Go`` would give ``task.2_go``).
 
-    >>> task_tag("TaskDataProcessor")
-    'task.data_processor'
-    >>> task_tag("Processor") is None
-    True
+    Examples:
+        >>> task_tag("TaskDataProcessor")
+        'task.data_processor'
+        >>> task_tag("Processor") is None
+        True
     """
     if not _TASK_NAME.fullmatch(class_name):
         return None
@@ -66,8 +67,9 @@ def title_from_name(name: str) -> str:
     """A heading from a field or class name (cached: prompts ask for the same few names
     again and again).
 
-    >>> title_from_name("main_analysis"), title_from_name("TaskDataProcessor")
-    ('Main Analysis', 'Data Processor')
+    Examples:
+        >>> title_from_name("main_analysis"), title_from_name("TaskDataProcessor")
+        ('Main Analysis', 'Data Processor')
     """
     if "_" not in name and name[:1].isupper():
         name = _WORD_BOUNDARY.sub("_", name.removeprefix("Task") or name)
@@ -78,7 +80,15 @@ def title_from_name(name: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeCommand:
-    """A command with the node and text it stands in."""
+    """A command with the node and text it stands in.
+
+    Attributes:
+        command: The parsed command (``EachCommand``, ``AllCommand``, ...).
+        extracted: The command as found in the text, with its lines.
+        origin: The text that holds it: the class, the field (``None``: the docstring),
+            the file and line.
+        node_tag: The node whose docstring or field description holds it.
+    """
 
     command: Command
     extracted: ExtractedCommand
@@ -114,6 +124,15 @@ class NodeField:
     """A field of a node: its type's shape, whether a default makes it known, its text.
 
     Attributes:
+        name: The field's name.
+        annotation: Its type, as pydantic holds it.
+        shape: How it takes part in the tree: a leaf value, one child node or a list of
+            them, and how many lists wrap it.
+        has_known_default: Whether a default (not ``None``) or a ``default_factory``
+            makes it known, so that no model generates it (DESIGN D2).
+        extraction: Its description, split into commands and prompt text.
+        commands: The commands of its description.
+        origin: Where its description stands (class, field, file and line).
         recursion: The cycle (``Part.parts → Part``) when the field's type holds a class
             above it; the field is then a leaf, its value generated or supplied whole.
         unresolved: Whether the field's type names something that is not defined (an
@@ -149,6 +168,7 @@ class Node:
         extraction: The docstring, split into commands and prompt text.
         commands: The docstring's commands.
         fields: The fields, in declaration order.
+        origin: Where the docstring stands (class, file and line).
     """
 
     tag: str

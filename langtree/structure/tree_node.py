@@ -5,7 +5,7 @@ A node class's docstring and its fields' descriptions hold prompt text and comma
 rest of the world its texts without them: ``model_fields[name].description`` and
 ``model_json_schema()`` (which LangChain's structured output, OpenAI's ``response_format``
 and FastAPI read) show the prose, command lines removed and the rest dedented as in a
-prompt (DESIGN D10). The texts as written stay with LangTree: :func:`written_texts`.
+prompt (DESIGN D10). The texts as written stay with LangTree: `written_texts()`.
 
 ``cls.__doc__`` is left as written. It is Python's documentation of the class, the text
 ``help()``, IDEs, doctest and Sphinx show, and they should agree with the source; the
@@ -56,13 +56,14 @@ def written_texts(cls: type[BaseModel]) -> WrittenTexts:
     A ``TreeNode`` subclass's fields show their descriptions without commands; this is
     where LangTree reads them. A field a class inherits has the text its base wrote.
 
-    >>> from pydantic import Field
-    >>> class Note(TreeNode):
-    ...     text: str = Field(description="! llm('fast')\\nThe note.")
-    >>> Note.model_fields["text"].description
-    'The note.'
-    >>> written_texts(Note).descriptions
-    {'text': "! llm('fast')\\nThe note."}
+    Examples:
+        >>> from pydantic import Field
+        >>> class Note(TreeNode):
+        ...     text: str = Field(description="! llm('fast')\\nThe note.")
+        >>> Note.model_fields["text"].description
+        'The note.'
+        >>> written_texts(Note).descriptions
+        {'text': "! llm('fast')\\nThe note."}
     """
     descriptions = _WRITTEN.get(cls)
     if descriptions is None:
@@ -77,10 +78,11 @@ def without_commands(text: str | None) -> str | None:
     ``None``. When a command does not parse (LangTree reports it when the class is added),
     only the lines that start with ``!`` go.
 
-    >>> without_commands("! @parallel\\n    Summarise the report.")
-    'Summarise the report.'
-    >>> without_commands("! resample(3)") is None
-    True
+    Examples:
+        >>> without_commands("! @parallel\\n    Summarise the report.")
+        'Summarise the report.'
+        >>> without_commands("! resample(3)") is None
+        True
     """
     if not isinstance(text, str) or not any(
         line.lstrip().startswith("!") for line in split_lines(text)
@@ -98,8 +100,9 @@ def display_name(cls: type) -> str:
     """A class's name as users wrote it: nested classes keep their outer class
     (``TaskReport.Section``), a class defined inside a function drops the function.
 
-    >>> display_name(TreeNode)
-    'TreeNode'
+    Examples:
+        >>> display_name(TreeNode)
+        'TreeNode'
     """
     return cls.__qualname__.rsplit("<locals>.", 1)[-1]
 
@@ -159,8 +162,36 @@ def _clean_schema(json_schema: JsonSchemaValue) -> None:
 
 # Defined last: pydantic calls __pydantic_on_complete__ while it creates the class itself.
 class TreeNode(BaseModel):
-    # No docstring on purpose: a node's docstring is its prompt text, and the base class
-    # must not lend one to subclasses that have none.
+    """The base class of every node in a prompt tree: a Pydantic model whose subclasses
+    describe the data a run produces.
+
+    A root task is a subclass named `Task<Name>`, added with `RunStructure.add()`; the
+    classes its fields hold, alone or in lists, are the nodes below it. In a subclass the
+    docstring is the node's prompt text and `Field(description=...)` each field's; lines
+    starting with `!` in either are DSL commands, which never reach a prompt. A field is
+    known when the caller supplies it, when it has a default other than `None` (or a
+    `default_factory`), or when a command writes it; a model generates every other field.
+
+    A subclass is an ordinary Pydantic model otherwise. What it hands to other programs is
+    the prose: `model_json_schema()` (which LangChain's structured output and OpenAI's
+    `response_format` read) and `model_fields[name].description` hold the texts with their
+    command lines removed, while `__doc__` stays as written. This docstring is Python's and
+    no subclass's: a subclass without a docstring has `__doc__` `None`, and no prompt text
+    of its own.
+
+    Examples:
+        >>> from pydantic import Field
+        >>> class TaskSummary(TreeNode):
+        ...     '''
+        ...     ! @parallel
+        ...     Summarise the article in two sentences.
+        ...     '''
+        ...     article: str = Field(description="The article to summarise.")
+        ...     summary: str = Field(description="! llm('fast')\\nTwo plain sentences.")
+        >>> schema = TaskSummary.model_json_schema()
+        >>> schema["description"], schema["properties"]["summary"]["description"]
+        ('Summarise the article in two sentences.', 'Two plain sentences.')
+    """
 
     @classmethod
     def __pydantic_on_complete__(cls) -> None:

@@ -2,7 +2,7 @@
 
 ``RunStructure({"validation_strategy": "permissive", "allow_string_parsing": False})`` or
 ``RunStructure(TypeMappingConfig(validation_strategy=ValidationStrategy.DEVELOPMENT))``;
-what each strategy allows is in :mod:`langtree.structure.compatibility`.
+what each strategy allows is in `langtree.structure.compatibility`.
 
 ``ValidationStrategy.EXACT`` is the strict mode of the path-expression specification: no
 implicit coercion at all. It is a strategy rather than a separate flag because it is one
@@ -44,7 +44,7 @@ class TypeMappingConfig:
 
     Attributes:
         validation_strategy: The worst level a mapping may have (see
-            :mod:`langtree.structure.compatibility`); ``exact`` allows no conversion.
+            `langtree.structure.compatibility`); ``exact`` allows no conversion.
         allow_string_parsing: Whether ``str`` may become a number, bool, enum, dict or list.
         allow_treenode_dict_conversion: Whether models and dicts may convert into each other.
         strict_bool_parsing: Read only ``"true"/"false"/"1"/"0"`` as bools, not also
@@ -63,16 +63,17 @@ class TypeMappingConfig:
         """Read the settings' dict form, e.g. ``{"validation_strategy": "permissive"}``.
 
         Args:
-            settings: Setting names (see :data:`TYPE_MAPPING_KEYS`) and their values; a
-                strategy may be a :class:`ValidationStrategy` or its name in any case.
+            settings: Setting names (see `TYPE_MAPPING_KEYS`) and their values; a
+                strategy may be a `ValidationStrategy` or its name in any case.
 
         Raises:
             StructureError: With a diagnostic for each unknown name and each value of the
                 wrong kind.
 
-        >>> settings = {"validation_strategy": "Permissive", "allow_string_parsing": False}
-        >>> TypeMappingConfig.from_mapping(settings).validation_strategy
-        <ValidationStrategy.PERMISSIVE: 'permissive'>
+        Examples:
+            >>> settings = {"validation_strategy": "Permissive", "allow_string_parsing": False}
+            >>> TypeMappingConfig.from_mapping(settings).validation_strategy
+            <ValidationStrategy.PERMISSIVE: 'permissive'>
         """
         problems = [p for key, value in settings.items() if (p := _setting_problem(key, value))]
         if problems:

@@ -6,7 +6,7 @@ receives one element at each. A target with fewer levels than the iteration rece
 each of its elements, the list of what the deeper iterations produce. An ``@all`` writes
 the whole source into its target field (an ``@all ... *`` into every element of the
 lists on the way to it). A pluck path (``items.*.id``) sends one list level per pluck,
-with ``None`` only where ``.*.`` meets an optional value (:func:`plucked_type`). Messages
+with ``None`` only where ``.*.`` meets an optional value (`plucked_type()`). Messages
 mark the list levels a path's last field gives up with ``[*]``:
 ``task.report.sections[*] (Section)``.
 """

@@ -69,10 +69,11 @@ def example_value(schema: Mapping[str, object], *, label: str = "value") -> obje
     Returns:
         A JSON-compatible value: dicts, lists, strings, numbers, booleans or ``None``.
 
-    >>> example_value({"type": "object", "properties": {
-    ...     "title": {"type": "string"}, "score": {"type": "integer", "minimum": 5},
-    ...     "tags": {"type": "array", "items": {"type": "string"}}}})
-    {'title': 'title 1', 'score': 5, 'tags': ['tags 1', 'tags 2']}
+    Examples:
+        >>> example_value({"type": "object", "properties": {
+        ...     "title": {"type": "string"}, "score": {"type": "integer", "minimum": 5},
+        ...     "tags": {"type": "array", "items": {"type": "string"}}}})
+        {'title': 'title 1', 'score': 5, 'tags': ['tags 1', 'tags 2']}
     """
     return _Examples(schema).value(schema, label=label, index=1)
 

@@ -9,7 +9,7 @@ call gets the text in pieces of 16 characters; a call that is not streamed (``in
 gets it in one piece, as a provider's whole response, so its arguments are parsed once
 rather than once per piece.
 
-Every call is recorded as a :class:`FakeRequest` in :attr:`FakeChatModel.calls`. The node
+Every call is recorded as a `FakeRequest` in `FakeChatModel.calls`. The node
 path comes from the run's metadata key ``"langtree_node_path"``: LangChain hands it to
 ``_generate``/``_agenerate`` through the callback manager, and to ``_stream``/``_astream``
 (which get no callback manager) through the runnable config of the chain being run, e.g.
@@ -58,7 +58,7 @@ Latency = float | Callable[["FakeRequest"], float]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FakeRequest:
-    """One call to a :class:`FakeChatModel`, as the model saw it.
+    """One call to a `FakeChatModel`, as the model saw it.
 
     Attributes:
         node_path: The run metadata's ``"langtree_node_path"`` (``None`` when absent).
@@ -88,7 +88,7 @@ class FakeChatModel(StructuredChatModel):
 
     Bound to tools (``with_structured_output(Schema)`` binds one), it calls the first tool,
     or the one ``tool_choice`` names, with arguments valid for the tool's schema (see
-    :func:`langtree.testing.example_value`); asked for JSON
+    `langtree.testing.example_value()`); asked for JSON
     (``with_structured_output(Schema, method="json_schema")`` or ``"json_mode"``), it
     replies with such values as JSON text; otherwise it echoes the first line of the last
     human message. A ``responder`` replaces all of these: its dict becomes the tool call's
@@ -98,7 +98,7 @@ class FakeChatModel(StructuredChatModel):
     randomness.
 
     Args:
-        responder: Called with each :class:`FakeRequest`; returns the arguments (a dict)
+        responder: Called with each `FakeRequest`; returns the arguments (a dict)
             or a text reply (a string, which with tools bound means no tool call), or an
             awaitable of either. What it raises propagates to the caller.
         latency: Seconds each call waits before replying (``asyncio.sleep`` on the async
@@ -108,17 +108,18 @@ class FakeChatModel(StructuredChatModel):
         report_usage: Whether replies carry ``usage_metadata``, as provider replies do:
             about four characters a token, of the messages' text and of the reply.
 
-    >>> from pydantic import BaseModel
-    >>> class Answer(BaseModel):
-    ...     text: str
-    ...     confidence: float
-    >>> model = FakeChatModel()
-    >>> model.with_structured_output(Answer).invoke("Why is the sky blue?")
-    Answer(text='text 1', confidence=1.0)
-    >>> model.invoke("Hello\\nworld").content
-    'Hello'
-    >>> model.calls[0].fields
-    ('text', 'confidence')
+    Examples:
+        >>> from pydantic import BaseModel
+        >>> class Answer(BaseModel):
+        ...     text: str
+        ...     confidence: float
+        >>> model = FakeChatModel()
+        >>> model.with_structured_output(Answer).invoke("Why is the sky blue?")
+        Answer(text='text 1', confidence=1.0)
+        >>> model.invoke("Hello\\nworld").content
+        'Hello'
+        >>> model.calls[0].fields
+        ('text', 'confidence')
     """
 
     responder: Responder | None = None

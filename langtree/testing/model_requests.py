@@ -1,11 +1,11 @@
 """Block real model requests, so that a test that forgot its fake fails instead of paying.
 
-While requests are blocked (inside :func:`block_model_requests`, and in every test under
+While requests are blocked (inside `block_model_requests()`, and in every test under
 LangTree's pytest plugin), a run whose provider hands it a model that is not known to be
 offline fails before its first call, with an ``ExecutionError`` naming the model's key
-and class. Known to be offline: :class:`~langtree.testing.FakeChatModel` and its
+and class. Known to be offline: `FakeChatModel` and its
 subclasses, ``langchain_core``'s fake chat models (``GenericFakeChatModel``, ...), and the
-classes marked with :func:`offline_model`.
+classes marked with `offline_model()`.
 
 Every model inside a runnable counts: the one under ``bind``/``with_retry``/``with_config``,
 each model of ``with_fallbacks`` (a fallback is called when the first model fails), the
@@ -15,7 +15,7 @@ not known to be offline either.
 
 pydantic-ai's ``ALLOW_MODEL_REQUESTS`` is checked by each real model as it makes a
 request; LangChain's models cannot be taught that, so the check is made where a run takes
-its models from the provider (:func:`langtree.runtime.provider.model_check`). Validation
+its models from the provider (`langtree.runtime.provider.model_check()`). Validation
 and ``prompts()`` take no model and are never blocked.
 """
 
@@ -68,11 +68,12 @@ def offline_model(model_class: _Class) -> _Class:
     Raises:
         ExecutionError: ``model_class`` is not a class.
 
-    >>> from langchain_core.language_models import BaseChatModel
-    >>> @offline_model
-    ... class CannedModel(BaseChatModel): ...
-    >>> CannedModel.__name__
-    'CannedModel'
+    Examples:
+        >>> from langchain_core.language_models import BaseChatModel
+        >>> @offline_model
+        ... class CannedModel(BaseChatModel): ...
+        >>> CannedModel.__name__
+        'CannedModel'
     """
     if not isinstance(model_class, type):
         raise ExecutionError(
@@ -120,13 +121,14 @@ class RealModelCheck:
 def block_model_requests() -> Iterator[None]:
     """Within the block, a run on a model not known to be offline fails before any call.
 
-    >>> from langchain_core.runnables import RunnableLambda
-    >>> from langtree import LLMProvider
-    >>> provider = LLMProvider({"default": RunnableLambda(lambda messages: "Hi")})
-    >>> with block_model_requests():
-    ...     provider.get()  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    langtree.errors.ExecutionError: Model 'default' ('RunnableLambda') may make real requests...
+    Examples:
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> from langtree import LLMProvider
+        >>> provider = LLMProvider({"default": RunnableLambda(lambda messages: "Hi")})
+        >>> with block_model_requests():
+        ...     provider.get()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        langtree.errors.ExecutionError: Model 'default' ('RunnableLambda') may make real requests...
     """
     check = RealModelCheck(
         blocked_by="model requests are blocked (block_model_requests())",

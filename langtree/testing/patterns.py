@@ -49,10 +49,11 @@ def example_match(pattern: str, *, shortest: int = 0, longest: int | None = None
         often, each also padded with ``x`` up to ``shortest`` (which suits an unanchored
         end); ``None`` when none of those fits.
 
-    >>> example_match(r"^[A-Z]{3}-\\d{4}$")
-    'AAA-0000'
-    >>> example_match(r"^\\d+$", shortest=3)
-    '0000'
+    Examples:
+        >>> example_match(r"^[A-Z]{3}-\\d{4}$")
+        'AAA-0000'
+        >>> example_match(r"^\\d+$", shortest=3)
+        '0000'
     """
     try:
         tree = _parser.parse(pattern)

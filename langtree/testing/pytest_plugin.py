@@ -2,7 +2,7 @@
 
 - **Model requests are blocked in every test of a suite that switches the block on**
   (the ini option ``langtree_block_model_requests = true``): a run on a model not known
-  to be offline fails before its first call (see :mod:`langtree.testing.model_requests`);
+  to be offline fails before its first call (see `langtree.testing.model_requests`);
   the marker ``@pytest.mark.allow_model_requests`` allows them in one test. The block
   covers the test's setup, call and teardown, so a fixture that runs a tree is blocked
   too. It is off unless asked for: installing LangTree does not change how another
@@ -10,7 +10,7 @@
 - **Fixtures:** ``fake_model`` (a fresh ``FakeChatModel``), ``fake_provider`` (an
   ``LLMProvider`` with it as ``"default"``) and ``prompt_snapshot`` (syrupy's ``snapshot``,
   keeping each snapshot in a Markdown file; compare it with
-  :func:`~langtree.testing.prompt_text`).
+  `prompt_text()`).
 
 ``pytest -p no:langtree`` turns the plugin off.
 """

@@ -1,4 +1,4 @@
-"""Prompts as stable text, for snapshot tests: :func:`prompt_text`.
+"""Prompts as stable text, for snapshot tests: `prompt_text()`.
 
 Prompts are deterministic (same classes and values, same bytes), so the text of every
 prompt a run would send, assembled offline by ``RunStructure.prompts()``, pins what each
@@ -25,17 +25,18 @@ def prompt_text(prompts: Iterable[StepPrompt]) -> str:
     Returns:
         The text, ending with a newline; the same for the same prompts.
 
-    >>> from pydantic import Field
-    >>> from langtree import RunStructure, TreeNode
-    >>> class TaskTitle(TreeNode):
-    ...     '''Write a title for the article.'''
-    ...     article: str = Field(description="The article.")
-    ...     title: str = Field(description="At most eight words.")
-    >>> structure = RunStructure()
-    >>> structure.add(TaskTitle)
-    >>> text = prompt_text(structure.prompts({TaskTitle: {"article": "Cats sleep."}}))
-    >>> print(text.splitlines()[0])
-    <!-- step task.title:title at task.title -->
+    Examples:
+        >>> from pydantic import Field
+        >>> from langtree import RunStructure, TreeNode
+        >>> class TaskTitle(TreeNode):
+        ...     '''Write a title for the article.'''
+        ...     article: str = Field(description="The article.")
+        ...     title: str = Field(description="At most eight words.")
+        >>> structure = RunStructure()
+        >>> structure.add(TaskTitle)
+        >>> text = prompt_text(structure.prompts({TaskTitle: {"article": "Cats sleep."}}))
+        >>> print(text.splitlines()[0])
+        <!-- step task.title:title at task.title -->
     """
     return "\n\n".join(_prompt_text(prompt) for prompt in prompts) + "\n"
 
