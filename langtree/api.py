@@ -18,6 +18,7 @@ from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.estimate import Prompts
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate
+from langtree.runtime.arguments import checked_config, checked_variables
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
 from langtree.runtime.events import EventSink, RunEvent, stream_events
@@ -184,7 +185,7 @@ class RunStructure(TreeStructure):
                 are missing, or mapped data does not fit.
         """
         checked = self._checked_inputs(inputs)
-        prompts = preview_prompts(self._prompt_setup(checked, _checked_variables(variables)))
+        prompts = preview_prompts(self._prompt_setup(checked, checked_variables(variables)))
         return Prompts(self._budgeted(prompt) for prompt in prompts)
 
     def _prompt_setup(
@@ -234,7 +235,7 @@ class RunStructure(TreeStructure):
         """
         config = self._with_progress(inputs, variables, config, progress)
         if config is not None:
-            return self._traced(variables, options).invoke(inputs, _checked_config(config))
+            return self._traced(variables, options).invoke(inputs, checked_config(config))
         return run_interruptible(lambda watch: self._arun(inputs, variables, options, watch))
 
     async def arun(
@@ -289,7 +290,7 @@ class RunStructure(TreeStructure):
         config = self._with_progress(inputs, variables, config, progress)
         if config is not None:
             traced = self._traced(variables, options)
-            return await traced.ainvoke(inputs, _checked_config(config))
+            return await traced.ainvoke(inputs, checked_config(config))
         return await self._arun(inputs, variables, options)
 
     def stream(
@@ -333,7 +334,7 @@ class RunStructure(TreeStructure):
     ) -> AsyncGenerator[RunEvent, None]:
         """The run's events, every argument checked first."""
         checked = self._checked_inputs(inputs)
-        named = _checked_variables(variables)
+        named = checked_variables(variables)
         provider = require_provider(self.provider)
         self.settings.updated(**options)
         return stream_events(
@@ -349,7 +350,7 @@ class RunStructure(TreeStructure):
     ) -> RunResult:
         """Run on the loop the provider's models were first driven from (``runtime.loop``)."""
         checked = self._checked_inputs(inputs)
-        named = _checked_variables(variables)
+        named = checked_variables(variables)
         provider = require_provider(self.provider)
         return await on_affine_loop(
             provider.affinity, lambda: self._execute(provider, checked, named, options, watch)
@@ -461,7 +462,7 @@ class RunStructure(TreeStructure):
         options: RunOptions,
     ) -> AsyncGenerator[RowResult, None]:
         """The dataset's rows as they are run, every argument checked first."""
-        named = _checked_variables(variables)
+        named = checked_variables(variables)
         provider = require_provider(self.provider)
         settings = self.settings.updated(**options)
         dataset = dataset_options(
@@ -506,7 +507,7 @@ class RunStructure(TreeStructure):
                 string, or a setting is unknown or wrong (checked here, not on the first
                 ``invoke``).
         """
-        _checked_variables(variables)
+        checked_variables(variables)
         self.settings.updated(**options)
         if not isinstance(name, str):
             raise ExecutionError(
@@ -525,7 +526,7 @@ class RunStructure(TreeStructure):
         if not progress:
             return config
         bar = ProgressBar(self.prompts(inputs, variables).cost.calls)
-        given = dict(_checked_config(config)) if config is not None else {}
+        given = dict(checked_config(config)) if config is not None else {}
         callbacks = given.get("callbacks")
         if callbacks is not None and not isinstance(callbacks, list):
             raise ExecutionError(
@@ -557,87 +558,12 @@ class RunStructure(TreeStructure):
             names[None] = keys[0]
         return names
 
-    def _checked_inputs(self, inputs: object) -> Mapping[object, object]:
-        """``inputs`` (``None``: none) once it is a mapping that names each task once.
-
-        Raises:
-            StructureError: It is not a mapping, or keys name the same task (each such
-                task is reported).
-        """
-        if inputs is None:
-            return {}
-        if not isinstance(inputs, Mapping):
-            example = next(iter(self.tasks.values()), None)
-            name = example.__name__ if example is not None else "TaskName"
-            message = (
-                "Inputs must be a dict of task classes (or tags) to values, not "
-                f"{type(inputs).__name__!r}"
-            )
-            raise StructureError([_error(message, f"pass e.g. {{{name}: {{'field': value}}}}")])
-        twice = self._named_twice(inputs)
-        if twice:
-            raise StructureError(twice)
-        return inputs
-
-    def _named_twice(self, inputs: Mapping[object, object]) -> list[Diagnostic]:
-        """A task given under two keys: by class and by tag, or by class and class name."""
-        seen: dict[str, object] = {}
-        found: list[Diagnostic] = []
-        for key in inputs:
-            tag = self._tag_of(key)
-            if tag is not None and tag in seen:
-                message = (
-                    f"Inputs give the values of {tag!r} twice: as {_key_name(seen[tag])} "
-                    f"and as {_key_name(key)}"
-                )
-                found.append(_error(message, "keep one of them"))
-            elif tag is not None:
-                seen[tag] = key
-        return found
-
-
-def _checked_config(config: object) -> RunnableConfig:
-    """``config`` once it is a mapping (LangChain checks its entries).
-
-    Raises:
-        ExecutionError: It is not a mapping.
-    """
-    if isinstance(config, Mapping):
-        return cast(RunnableConfig, config)
-    raise ExecutionError(
-        f"config must be a LangChain RunnableConfig (a dict), not {type(config).__name__!r}\n"
-        "  hint: e.g. config={'callbacks': [handler], 'tags': ['nightly'], 'run_name': 'report'}"
-    )
-
-
-def _checked_variables(variables: object) -> Mapping[str, object]:
-    """``variables`` (``None``: none) once it is a mapping with string names.
-
-    Raises:
-        ExecutionError: It is not a mapping, or a name is not a string.
-    """
-    if variables is None:
-        return {}
-    if not isinstance(variables, Mapping):
-        problem = f"variables must be a dict of names to values, not {type(variables).__name__!r}"
-    else:
-        wrong = [name for name in variables if not isinstance(name, str)]
-        if not wrong:
-            return variables
-        problem = f"variables are named by strings, got {wrong[0]!r}"
-    raise ExecutionError(f"{problem}\n  hint: e.g. variables={{'company': 'Acme'}}")
-
 
 def _is_catalog(provider: object) -> bool:
     """``None``, or an object (not a class) that lists its model keys, as ``LLMProvider``."""
     if provider is None:
         return True
     return not isinstance(provider, type) and callable(getattr(provider, "list_models", None))
-
-
-def _key_name(key: object) -> str:
-    """An inputs key as the caller wrote it: a class by its name, a string quoted."""
-    return key.__name__ if isinstance(key, type) else repr(key)
 
 
 def _tag_hint(value: object) -> str:

@@ -29,7 +29,6 @@ import contextlib
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
@@ -42,6 +41,7 @@ from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.instances import Schedule, StepInstance
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.otel import model_identity, run_tracer
@@ -143,56 +143,6 @@ def _observed() -> bool:
     return bool(get_async_callback_manager_for_config(ensure_config()).handlers)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepInstance:
-    """One instance of a plan step: the step's position in the plan, and the node
-    instance it generates fields of."""
-
-    position: int
-    address: Address
-
-
-@dataclass(slots=True, kw_only=True)
-class _Schedule:
-    """Where the run's steps stand.
-
-    Attributes:
-        waits: Which instances may start (per element).
-        closed: The steps whose instances are not listed yet (their commands wait).
-        running: The instances whose calls are in flight, by their task.
-        done: The tasks that finished since the run last looked, in the order they did.
-        wake: Set when ``done`` gets a task.
-    """
-
-    waits: InstanceWaits
-    closed: list[int]
-    running: dict[asyncio.Task[None], StepInstance] = field(default_factory=dict)
-    done: list[asyncio.Task[None]] = field(default_factory=list)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def start(self, task: asyncio.Task[None], instance: StepInstance) -> None:
-        """Keep a started instance's task until it finishes."""
-        self.running[task] = instance
-        task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self.done.append(task)
-        self.wake.set()
-
-    async def finished(self) -> list[tuple[asyncio.Task[None], StepInstance]]:
-        """The tasks that have finished (at least one, waiting for it if need be), with
-        their instances; they no longer count as running.
-
-        Each task tells when it is done: ``asyncio.wait`` over every running task would
-        register and remove a callback on each of them per wake-up, and a large run
-        keeps thousands of tasks waiting for a place of ``max_concurrency``.
-        """
-        await self.wake.wait()
-        self.wake.clear()
-        done, self.done = self.done, []
-        return [(task, self.running.pop(task)) for task in done]
-
-
 class _Run:
     """The state of one run: values, trace, and the steps still to do."""
 
@@ -239,7 +189,7 @@ class _Run:
         ]
         self.errors: list[StepFailedError] = []
         self.skipped: list[SkippedInstance] = []
-        self.schedule = _Schedule(
+        self.schedule = Schedule(
             waits=InstanceWaits(setup.prompts.registry, self.steps),
             closed=list(range(len(self.steps))),
         )

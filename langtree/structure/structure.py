@@ -180,6 +180,52 @@ class TreeStructure:
             by_tag[tag] = value
         return by_tag
 
+    def _checked_inputs(self, inputs: object) -> Mapping[object, object]:
+        """``inputs`` (``None``: none) once it is a mapping that names each task once.
+
+        Raises:
+            StructureError: It is not a mapping, or keys name the same task (each such
+                task is reported).
+        """
+        if inputs is None:
+            return {}
+        if not isinstance(inputs, Mapping):
+            example = next(iter(self.tasks.values()), None)
+            name = example.__name__ if example is not None else "TaskName"
+            message = (
+                "Inputs must be a dict of task classes (or tags) to values, not "
+                f"{type(inputs).__name__!r}"
+            )
+            raise StructureError(
+                [
+                    Diagnostic(
+                        severity="error",
+                        message=message,
+                        hint=f"pass e.g. {{{name}: {{'field': value}}}}",
+                    )
+                ]
+            )
+        twice = self._named_twice(inputs)
+        if twice:
+            raise StructureError(twice)
+        return inputs
+
+    def _named_twice(self, inputs: Mapping[object, object]) -> list[Diagnostic]:
+        """A task given under two keys: by class and by tag, or by class and class name."""
+        seen: dict[str, object] = {}
+        found: list[Diagnostic] = []
+        for key in inputs:
+            tag = self._tag_of(key)
+            if tag is not None and tag in seen:
+                message = (
+                    f"Inputs give the values of {tag!r} twice: as {_key_name(seen[tag])} "
+                    f"and as {_key_name(key)}"
+                )
+                found.append(Diagnostic(severity="error", message=message, hint="keep one of them"))
+            elif tag is not None:
+                seen[tag] = key
+        return found
+
     def _tag_of(self, key: object) -> str | None:
         """A task given by class, by tag (``task.report``) or by class name (``TaskReport``)."""
         if isinstance(key, str):
@@ -222,3 +268,8 @@ def _task_name_for(name: str) -> str:
 
 def _single_error(message: str, hint: str) -> StructureError:
     return StructureError([Diagnostic(severity="error", message=message, hint=hint)])
+
+
+def _key_name(key: object) -> str:
+    """An inputs key as the caller wrote it: a class by its name, a string quoted."""
+    return key.__name__ if isinstance(key, type) else repr(key)
