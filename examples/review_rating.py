@@ -46,6 +46,12 @@ class TaskRateReview(TreeNode):
     Read the customer's review and rate the product it describes.
     """
 
-    review: str = Field(description="The review, as the customer wrote it.")
+    review: str = Field(
+        description="""
+        The review, as the customer wrote it.
+
+        ! input()  # the caller gives it: a model never writes the review
+        """
+    )
     rating: Rating = Field(description="How good the product is, judged from the review.")
     verdict: Verdict = Field(description="Whether the reviewer would recommend the product.")

@@ -166,11 +166,9 @@ def test_graph_prints_the_plan_as_mermaid(capsys: pytest.CaptureFixture[str]) ->
     assert status == 0
     assert capsys.readouterr().out == (
         "flowchart TD\n"
-        '    s0["task.rate_review<br/>review<br/>model: default, resample: 5"]\n'
-        '    s1["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
-        '    s2["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
+        '    s0["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
+        '    s1["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
         "    s0 --> s1\n"
-        "    s1 --> s2\n"
     )
 
 

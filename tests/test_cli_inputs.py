@@ -178,9 +178,30 @@ def test_a_run_with_the_inputs_it_needs_runs(
 
 
 def test_a_run_whose_fields_can_all_be_generated_needs_no_input(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, out, _ = run(capsys, "run", str(EXAMPLES / "review_rating.py"), "--model", "fake")
+    tree = tmp_path / "story.py"
+    tree.write_text(
+        "from langtree import TreeNode\n\n\n"
+        "class TaskStory(TreeNode):\n"
+        '    """Write a very short story."""\n\n'
+        "    title: str\n"
+        "    text: str\n"
+    )
+
+    status, out, _ = run(capsys, "run", str(tree), "--model", "fake")
 
     assert status == 0
-    assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+    assert set(json.loads(out)["TaskStory"]) == {"title", "text"}
+
+
+def test_a_field_marked_input_is_never_invented(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "run", str(EXAMPLES / "review_rating.py"), "--model", "fake")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: Missing input(s): no step generates them and nothing else gives them "
+        "a value\n"
+        "  - TaskRateReview.review: str\n"
+        '  hint: pass them with --input FILE.json, e.g. {"TaskRateReview": {"review": "..."}}\n'
+    )

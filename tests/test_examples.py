@@ -160,6 +160,7 @@ COVERAGE = {
     "comment line": {"launch_brief"},
     'transform("expression")': {"kpi_board"},
     "pluck path": {"kpi_board"},
+    "input()": {"review_rating"},
 }
 
 
@@ -231,6 +232,8 @@ def call_features(command: ExecutionCommand) -> set[str]:
     name = command.command_name
     if name == "transform":
         return {'transform("expression")'}
+    if name == "input":
+        return {"input()"}
     named = dict(command.named_arguments)
     first = command.arguments[0] if command.arguments else next(iter(named.values()))
     if isinstance(first, VariableReference):

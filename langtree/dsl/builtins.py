@@ -1,9 +1,9 @@
 """The registry of built-in execution commands and their signatures.
 
-``resample(n_times)``, ``llm(model_key, override=false)`` and ``transform(expression)``
-are the only commands; the parser checks every call against this table, and the structure
-stage checks the values that assembly variables supply through `Parameter.check()` —
-one home for both.
+``resample(n_times)``, ``llm(model_key, override=false)``, ``transform(expression)`` and
+``input()`` are the only commands; the parser checks every call against this table, and
+the structure stage checks the values that assembly variables supply through
+`Parameter.check()` — one home for both.
 """
 
 from __future__ import annotations
@@ -147,6 +147,11 @@ BUILTIN_COMMANDS: dict[str, CommandSignature] = {
             Parameter(name="override", kind=bool, default=False),
         ),
         usage="'llm(\"model-key\")' or 'llm(\"model-key\", override=true)'",
+    ),
+    "input": CommandSignature(
+        name="input",
+        parameters=(),
+        usage="'input()'",
     ),
     "transform": CommandSignature(
         name="transform",

@@ -24,6 +24,7 @@ from langtree.prompts.attachments import (
     content_blocks,
 )
 from langtree.prompts.dataflow import EXTERNAL
+from langtree.prompts.given_inputs import check_given_inputs
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
@@ -176,6 +177,7 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
     prompts = [builder.build(step, address) for step, address in walk]
     builder.check_missing()
     check_given_assets(setup.registry, state)
+    check_given_inputs(setup.registry, state)
     return prompts
 
 

@@ -43,6 +43,7 @@ from langtree.prompts.attachments import (
     lacked_inputs,
 )
 from langtree.prompts.dataflow import EXTERNAL
+from langtree.prompts.given_inputs import check_given_inputs
 from langtree.prompts.preview import PromptBuilder, PromptSetup
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState
@@ -100,6 +101,7 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
     builder.missing = variables.missing
     builder.check_missing()
     check_given_assets(setup.registry, state)
+    check_given_inputs(setup.registry, state)
     if support is not None:
         support.raise_refused()
 

@@ -118,6 +118,7 @@ class _SettingsBuilder:
             aggregations=self._aggregations(node, resample > 1, field_resample),
             field_transforms=self._field_transforms(node),
         )
+        self._check_inputs(node)
 
     # -- modifier -----------------------------------------------------------------------
 
@@ -225,6 +226,33 @@ class _SettingsBuilder:
             if count is not None:
                 counts[node_field.name] = count
         return counts
+
+    def _check_inputs(self, node: Node) -> None:
+        """``input()`` stands in a field's description, with nothing that generates it."""
+        name = display_name(node.node_class)
+        misplaced = self._single_call(node.commands, "input")
+        if misplaced is not None:
+            self.diagnostics.append(
+                misplaced.diagnostic(
+                    "input() marks a field as given by the caller: it belongs in a field's "
+                    f"description, not in the docstring of {name!r}",
+                    hint="move it to the description of the field the caller gives",
+                )
+            )
+        for node_field in node.fields:
+            if self._single_call(node_field.commands, "input") is None:
+                continue
+            for other in ("transform", "llm", "resample"):
+                call = self._single_call(node_field.commands, other)
+                if call is not None:
+                    self.diagnostics.append(
+                        call.diagnostic(
+                            f"'{name}.{node_field.name}' is an input (input()), which no step "
+                            f"generates, so {other}() has no effect on it",
+                            hint=f"remove {other}(...), or remove input() to have the field "
+                            "generated",
+                        )
+                    )
 
     def _field_transforms(self, node: Node) -> dict[str, Transform]:
         self.diagnostics += misplaced_transforms(node)

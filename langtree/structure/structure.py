@@ -141,8 +141,9 @@ class TreeStructure:
         """The required fields of the root tasks that only the caller can give, and
         ``inputs`` do not.
 
-        No step generates such a field (it holds assets, inputs only), it has no default,
-        and no ``value`` mapping writes it: a run without it would end with it missing.
+        No step generates such a field (it holds assets, or says ``! input()``), it has no
+        default, and no ``value`` mapping writes it: a run without it would end with it
+        missing.
 
         Args:
             inputs: What the caller will supply, as for `plan()`.
