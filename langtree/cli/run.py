@@ -20,6 +20,7 @@ from langtree.runtime.cache import ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.methods import METHOD_CHOICES
 from langtree.runtime.progress import RunProgress
+from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import TraceRecord
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import UsageLimits
@@ -168,10 +169,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
         return _dry_run(checked, inputs, variables, task_name, rows=rows)
     keys = model_keys(checked, inputs)
     provider = provider_for(arguments.model, keys, arguments.method)
-    structure = RunStructure(checked.config, provider=provider)
-    for tag, cls in checked.tasks.items():
-        if not task_name or tag == task_tag(task_name):
-            structure.add(cls)
+    structure = _running(checked, task_name, provider)
     if rows:
         assert arguments.input is not None
         source = RowsRun(
@@ -218,6 +216,17 @@ def run_tree(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _running(
+    checked: RunStructure, task_name: str, provider: LLMProvider | None = None
+) -> RunStructure:
+    """The tasks that run (all, or the one ``task_name`` names) on ``provider``."""
+    structure = RunStructure(checked.config, provider=provider)
+    for tag, cls in checked.tasks.items():
+        if not task_name or tag == task_tag(task_name):
+            structure.add(cls)
+    return structure
+
+
 def _dry_run(
     checked: RunStructure,
     inputs: dict[object, object],
@@ -232,11 +241,7 @@ def _dry_run(
             "--dry-run estimates one run, not a dataset\n"
             "  hint: pass one row's values as a .json file, or see `langtree prompts`"
         )
-    structure = RunStructure(checked.config)
-    for tag, cls in checked.tasks.items():
-        if not task_name or tag == task_tag(task_name):
-            structure.add(cls)
-    print(structure.prompts(inputs, variables).cost_markdown())
+    print(_running(checked, task_name).prompts(inputs, variables).cost_markdown())
     return 0
 
 

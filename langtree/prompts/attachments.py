@@ -23,14 +23,15 @@ field it was given in (`AssetSources`), e.g. ``'TaskDescribe.photo'``.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
-from langtree.prompts.state import RunState, instance_text
+from langtree.prompts.given_inputs import listed, missing_given
+from langtree.prompts.state import RunState
 from langtree.prompts.values import rebuild
 from langtree.structure.assets import Asset, AssetKind, asset_field_names
 from langtree.structure.defaults import type_adapter
@@ -311,8 +312,6 @@ def _assets_in(value: object) -> list[Asset]:
 
 # -- required assets --------------------------------------------------------------------------
 
-_LISTED = 10
-
 
 def check_given_assets(registry: NodeRegistry, state: RunState) -> None:
     """Raise when a required asset field of a node instance has no value.
@@ -324,31 +323,13 @@ def check_given_assets(registry: NodeRegistry, state: RunState) -> None:
     Raises:
         ExecutionError: Naming every such field, by its instance path.
     """
-    missing = list(_missing_assets(registry, state))
+    missing = missing_given(registry, state, lambda node: asset_field_names(node.node_class))
     if not missing:
         return
-    shown = [f"{path} ({label!r})" for path, label in missing[:_LISTED]]
-    more = f" and {len(missing) - _LISTED} more" if len(missing) > _LISTED else ""
     name = missing[0][1].rpartition(".")[2]
     raise ExecutionError(
-        f"Missing asset(s): {', '.join(shown)}{more}; assets are inputs, and no input, "
+        f"Missing asset(s): {listed(missing)}; assets are inputs, and no input, "
         "default or command gives these\n"
         "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or "
         f"make the field optional with a default of None ({name}: Asset | None = None)"
     )
-
-
-def _missing_assets(registry: NodeRegistry, state: RunState) -> Iterator[tuple[str, str]]:
-    """Each required asset field without a value: its instance path and ``Class.field``."""
-    for node in registry:
-        names = asset_field_names(node.node_class)
-        fields = node.node_class.model_fields
-        required = [f.name for f in node.fields if f.name in names and fields[f.name].is_required()]
-        for address in state.instances(node.tag) if required else ():
-            values = state.instance(address)
-            if values is None or None in address.indices:
-                continue
-            for name in required:
-                if name not in values:
-                    path = f"{instance_text(registry, address)}.{name}"
-                    yield path, f"{display_name(node.node_class)}.{name}"

@@ -326,12 +326,7 @@ def _dumps_as(source: object, target: object) -> bool:
         return isinstance(target, type) and all(isinstance(value, target) for value in values)
     if is_class(source) and is_class(target):
         return issubclass(source, target)
-    source_args, target_args = get_args(source), get_args(target)
-    return (
-        get_origin(source) == get_origin(target) is not None
-        and len(source_args) == len(target_args)
-        and all(_dumps_as(s, t) for s, t in zip(source_args, target_args, strict=True))
-    )
+    return _argument_wise(source, target, _dumps_as)
 
 
 def needs_no_conversion(source: object, target: object) -> bool:
@@ -351,11 +346,19 @@ def needs_no_conversion(source: object, target: object) -> bool:
         return any(needs_no_conversion(source, member) for member in members)
     if (values := literal_values(source)) is not None:
         return all(_is_value_of(value, target) for value in values)
+    return _argument_wise(source, target, needs_no_conversion)
+
+
+def _argument_wise(
+    source: object, target: object, relation: Callable[[object, object], bool]
+) -> bool:
+    """Whether two generic types have one origin and ``relation`` holds argument by
+    argument (``list[A]`` and ``list[B]`` when it holds for ``A`` and ``B``)."""
     source_args, target_args = get_args(source), get_args(target)
     return (
         get_origin(source) == get_origin(target) is not None
         and len(source_args) == len(target_args)
-        and all(needs_no_conversion(s, t) for s, t in zip(source_args, target_args, strict=True))
+        and all(relation(s, t) for s, t in zip(source_args, target_args, strict=True))
     )
 
 
