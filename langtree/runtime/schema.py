@@ -107,7 +107,8 @@ _NOT_SCHEMAS = frozenset({"default", "enum", "const", "examples"})
 
 
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema a model is shown for ``model``, every description cleaned.
+    """The JSON schema a model is shown for ``model``: every description cleaned, and no
+    titles but the schema's own (the tool's name).
 
     Examples:
         >>> from langtree import TreeNode
@@ -126,6 +127,9 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     cleaned = _cleaned(schema)
     assert isinstance(cleaned, dict)
+    # The top-level title names the tool; pydantic's other titles repeat each field's
+    # name in every call's input tokens (LangChain drops them the same way for classes).
+    cleaned["title"] = schema["title"]
     return cleaned
 
 
@@ -174,6 +178,8 @@ def _cleaned(schema: object) -> object:
                 result[key] = text
         elif key in _NOT_SCHEMAS:
             result[key] = value
+        elif key == "title" and isinstance(value, str):
+            continue
         else:
             result[key] = _cleaned(value)
     return result

@@ -612,9 +612,7 @@ GREET_INSTRUCTED = (
 )
 
 GREETING_PARAMETERS = {
-    "properties": {
-        "greeting": {"description": "One friendly sentence.", "title": "Greeting", "type": "string"}
-    },
+    "properties": {"greeting": {"description": "One friendly sentence.", "type": "string"}},
     "required": ["greeting"],
     "type": "object",
 }

@@ -47,10 +47,41 @@ def test_tool_schema_cleans_nested_descriptions_and_keeps_the_rest() -> None:
     assert schema["$defs"]["Section"]["description"] == "One section, titled title."
     assert schema["$defs"]["Section"]["properties"]["title"] == {
         "description": "The title, in {braces} style.",
-        "title": "Title",
         "type": "string",
     }
     assert schema["properties"]["sections"]["items"] == {"$ref": "#/$defs/Section"}
+
+
+def test_tool_schema_keeps_only_its_own_title_which_names_the_tool() -> None:
+    class Step(BaseModel):
+        title: str = Field(description="A field named title keeps its name.")
+        sections: list[Section] = Field(description="The sections.")
+
+    schema = tool_schema(Step)
+
+    assert schema == {
+        "$defs": {
+            "Section": {
+                "description": "One section, titled title.",
+                "properties": {
+                    "title": {"description": "The title, in {braces} style.", "type": "string"}
+                },
+                "required": ["title"],
+                "type": "object",
+            }
+        },
+        "properties": {
+            "title": {"description": "A field named title keeps its name.", "type": "string"},
+            "sections": {
+                "description": "The sections.",
+                "items": {"$ref": "#/$defs/Section"},
+                "type": "array",
+            },
+        },
+        "required": ["title", "sections"],
+        "title": "Step",
+        "type": "object",
+    }
 
 
 def test_the_model_gets_a_clean_schema_and_the_output_validates_as_the_users_class() -> None:
