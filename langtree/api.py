@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.estimate import Prompts
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
-from langtree.prompts.template import StepTemplate
+from langtree.prompts.template import StepTemplate, template_source
 from langtree.runtime.arguments import checked_config, checked_variables
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
@@ -102,8 +102,8 @@ class RunStructure(TreeStructure):
         self.settings = settings
         """The settings of every run, from ``config`` (``run(...)`` may override them)."""
         self.provider = provider
-        template = self.config.prompt_template
-        self._template = StepTemplate(template) if template is not None else StepTemplate()
+        config = self.config
+        self._template = StepTemplate(template_source(config.prompt_template, config.instructions))
 
     def get_node(self, tag: str) -> Node | None:
         """The node at ``tag`` (``task.report.sections``), or ``None``.

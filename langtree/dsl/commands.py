@@ -18,6 +18,7 @@ __all__ = [
     "AllCommand",
     "Command",
     "CommentCommand",
+    "ContextCommand",
     "EachCommand",
     "ExecutionCommand",
     "Modifier",
@@ -216,6 +217,25 @@ class ResamplingCommand:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContextCommand:
+    """``@context[path, ...]``: what the context of the node's own steps holds.
+
+    ``paths`` keeps the entries as written, in order: ``("*",)`` is every known value of
+    the node (what a node without the command gets), ``()`` none (only the ``outputs``
+    entries that commands send), and any other entry a field path from the node, pluck
+    operators kept (``paragraphs.*.summary``; `langtree.dsl.paths.split_plucks()`).
+    """
+
+    paths: tuple[str, ...]
+    comment: str | None = None
+    path_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
+
+    def to_text(self) -> str:
+        """Render as canonical DSL text."""
+        return f"! @context[{', '.join(self.paths)}]{_comment_suffix(self.comment)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CommentCommand:
     """A standalone comment line: ``! # text`` or ``!# text``."""
 
@@ -233,6 +253,7 @@ Command: TypeAlias = (
     | VariableAssignmentCommand
     | ExecutionCommand
     | ResamplingCommand
+    | ContextCommand
     | CommentCommand
 )
 """Any command ``parse_command`` returns: one frozen dataclass per kind of command."""

@@ -36,6 +36,7 @@ _STRAY_COMMAND = re.compile(
         @(?:each|all)(?:\[|->)        # @each[...]->..., @all->...
         | @->                         # '@' short for '@all'
         | @resampled\[                # @resampled[field]->mode
+        | @context\[                  # @context[path, ...]
         | (?:{_CALLS})\(              # llm(...), resample(...)
         | [A-Za-z_][A-Za-z0-9_]*+=\S  # name=value
         | (?:@sequential|@parallel|@together|together)[ \t]*+(?:\#|$)  # a modifier, alone
@@ -153,9 +154,10 @@ def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
     Only a line whose first non-blank character is ``!`` is a command; a ``!`` later on a
     line is prompt text. It looks like a command when, after optional blanks, a command's
     start follows it: ``@each[`` or ``@each->``, ``@all[`` or ``@all->``, ``@->``,
-    ``@resampled[``, ``llm(`` or ``resample(``, ``name=`` and a value, or a node modifier
-    (``@sequential``, ``@parallel``, ``@together``, ``together``) that ends the line. Prose
-    with an exclamation mark does not: ``Great! Now summarise.``, ``Thanks! @all of you``.
+    ``@resampled[``, ``@context[``, ``llm(`` or ``resample(``, ``name=`` and a value, or a
+    node modifier (``@sequential``, ``@parallel``, ``@together``, ``together``) that ends
+    the line. Prose with an exclamation mark does not: ``Great! Now summarise.``,
+    ``Thanks! @all of you``.
 
     Examples:
         >>> extraction = extract_commands('Summarise the text. ! @all->task.x@{{value.y=z}}')

@@ -15,6 +15,7 @@ from langtree.dsl.commands import (
     AllCommand,
     Command,
     CommentCommand,
+    ContextCommand,
     EachCommand,
     ExecutionCommand,
     NodeModifierCommand,
@@ -24,20 +25,20 @@ from langtree.dsl.commands import (
 )
 from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.hints import suggest
-from langtree.dsl.mappings import parse_mapping_block, parse_path
+from langtree.dsl.mappings import parse_mapping_block, parse_path, parse_source_path
 from langtree.dsl.tokenizer import Token, Tokenizer
 from langtree.dsl.values import parse_arguments, parse_value
 from langtree.errors import CommandTextTypeError
 
 __all__ = ["parse_command", "require_text"]
 
-_AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled")
+_AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled", "context")
 _WORD_COMMANDS = ("together",)
 _RESERVED = ("true", "false", "together")
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
 _KNOWN_FORMS = (
     "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
-    "@resampled[field]->mode, name=value or resample(...)/llm(...)"
+    "@resampled[field]->mode, @context[...], name=value or resample(...)/llm(...)"
 )
 _SPACED_WORD_ERRORS = (
     ("EQUALS", "Space around '=' not allowed - use 'count=5' not 'count = 5'", "=", "spaces"),
@@ -112,7 +113,8 @@ def _parse_command(tokens: Tokenizer) -> Command:
 
 
 def _parse_body(tokens: Tokenizer) -> Command:
-    """command_body ::= each | all | node_modifier | assignment | execution | resampling"""
+    """command_body ::= each | all | node_modifier | assignment | execution | resampling
+    | context"""
     if tokens.check("AT"):
         return _parse_at_command(tokens)
     if tokens.check("IDENT"):
@@ -143,7 +145,8 @@ def _fail_line_break(tokens: Tokenizer) -> None:
 
 
 def _parse_at_command(tokens: Tokenizer) -> Command:
-    """at_command ::= "@" ("each" | "all" | "sequential" | "parallel" | "resampled")?"""
+    """at_command ::= "@" ("each" | "all" | "sequential" | "parallel" | "resampled"
+    | "context")?"""
     at = tokens.consume("AT")
     if tokens.at_space():
         tokens.fail(
@@ -167,6 +170,8 @@ def _parse_at_command(tokens: Tokenizer) -> Command:
         )
     if name.text == "resampled":
         return _parse_resampled(tokens)
+    if name.text == "context":
+        return _parse_context(tokens)
     return _fail_unknown_command(tokens, name, f"@{name.text}", at.start)
 
 
@@ -359,6 +364,65 @@ def _parse_resampled(tokens: Tokenizer) -> ResamplingCommand:
         aggregation_function=function.text,  # type: ignore[arg-type]
         field_span=field_span,
     )
+
+
+def _parse_context(tokens: Tokenizer) -> ContextCommand:
+    """context_command ::= "@context" "[" WS* (entry (WS* "," WS* entry)* (WS* ",")?)? WS* "]" """
+    if tokens.space_then("LBRACKET"):
+        tokens.fail(
+            "Space before '[' not allowed - use '@context[heading]' not '@context [heading]'",
+            hint="write '@context[' with no space",
+            start=tokens.position,
+            end=tokens.position + 1,
+        )
+    if tokens.check("NEWLINE"):
+        _fail_line_break(tokens)
+    opening = tokens.expect(
+        "LBRACKET",
+        "Expected '[' after '@context'",
+        hint="write '@context[field, ...]', '@context[*]' or '@context[]'",
+    )
+    paths: list[str] = []
+    spans: list[Span] = []
+    tokens.skip_layout()
+    while not tokens.check("RBRACKET") and not tokens.at_end():
+        start = tokens.position
+        paths.append(_parse_context_entry(tokens))
+        spans.append(tokens.span(start, tokens.position))
+        tokens.skip_layout()
+        if not tokens.check("COMMA"):
+            break
+        tokens.consume("COMMA")
+        tokens.skip_layout()
+    tokens.expect_closing("RBRACKET", opening)
+    return ContextCommand(paths=tuple(paths), path_spans=tuple(spans))
+
+
+def _parse_context_entry(tokens: Tokenizer) -> str:
+    """entry ::= "*" | source_path"""
+    if tokens.check("COMMA"):
+        tokens.fail(
+            "Empty entry in @context",
+            hint="write a field path where the entry is missing, or remove the extra ','",
+            start=tokens.position,
+        )
+    if tokens.check("STAR"):
+        stars = tokens.consume("STARS")
+        if len(stars.text) > 1 or tokens.check("DOT"):
+            tokens.fail(
+                "A @context entry cannot start with a pluck operator",
+                hint="write '*' alone for every known value, or name the list before the "
+                "pluck, e.g. 'paragraphs.*.summary'",
+                start=stars.start,
+                end=tokens.position + 1,
+            )
+        return "*"
+    if not tokens.check("IDENT"):
+        tokens.fail_here(
+            "Expected a field path or '*' in @context",
+            hint="write field paths such as 'heading' or 'paragraphs.*.summary'",
+        )
+    return parse_source_path(tokens)
 
 
 def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:

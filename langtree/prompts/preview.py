@@ -28,10 +28,11 @@ from langtree.prompts.given_inputs import check_given_inputs
 from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
-from langtree.prompts.tokens import count_tokens
+from langtree.prompts.tokens import PromptTokens
 from langtree.prompts.values import check_unicode
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.assets import Asset
+from langtree.structure.context import ContextPath
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
@@ -60,9 +61,8 @@ class StepPrompt:
             (see `langtree.prompts.attachments`).
         text: All messages' text, joined by a blank line (assets appear as their
             placeholders, ``[image 1: Front view]``).
-        token_count: Tokens in ``text``, counted with ``encoding``, plus an estimate per
-            asset (`ASSET_TOKENS`).
-        encoding: The tiktoken encoding used (see `langtree.prompts.tokens`).
+        tokens: The tokens of ``text`` plus an estimate per asset (`ASSET_TOKENS`),
+            counted when `token_count` or `encoding` is first read.
         model: The model key the step uses (``None``: the provider's default).
         variables: Runtime variables by internal name (``prompt__<path>__<name>``).
         token_budget: The most tokens the step's model may receive, when configured
@@ -78,14 +78,24 @@ class StepPrompt:
     fields: tuple[str, ...]
     messages: tuple[BaseMessage, ...]
     text: str
-    token_count: int
-    encoding: str
+    tokens: PromptTokens
     model: str | None
     variables: Mapping[str, object]
     token_budget: int | None = None
     assets: tuple[Asset, ...] = ()
     asset_fields: tuple[str, ...] = ()
     samples: int = 1
+
+    @property
+    def token_count(self) -> int:
+        """Tokens in ``text``, counted with `encoding`, plus an estimate per asset
+        (`ASSET_TOKENS`); counted when first read."""
+        return self.tokens.count
+
+    @property
+    def encoding(self) -> str:
+        """The tiktoken encoding that counts the tokens (see `langtree.prompts.tokens`)."""
+        return self.tokens.encoding
 
     @property
     def over_budget(self) -> bool:
@@ -159,6 +169,11 @@ class PromptSetup:
             self.model_names,
             prompt_names=prompt_variable_names(flows),
             known=known_fields(self.registry, flows, supplied),
+            contexts={
+                tag: setting.context
+                for tag, setting in self.analysis.settings.items()
+                if setting.context is not None
+            },
         )
 
 
@@ -201,6 +216,7 @@ class PromptBuilder:
         *,
         prompt_names: Mapping[str, set[str]],
         known: Mapping[str, set[str]],
+        contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
     ) -> None:
         for name, value in variables.items():
             check_unicode(value, name, subject="The external variable")
@@ -210,6 +226,7 @@ class PromptBuilder:
         self.model_names = model_names
         self.prompt_names = prompt_names
         self.known = known
+        self.contexts = contexts or {}
         self.missing: dict[str, set[str]] = {}
         self._sources: AssetSources | None = None
 
@@ -223,6 +240,7 @@ class PromptBuilder:
             _external_values(self.state) | dict(self.variables),
             prompt_names=self.prompt_names,
             known=self.known,
+            contexts=self.contexts,
         )
 
     def asset_source(self, asset: Asset) -> AssetSource:
@@ -241,6 +259,8 @@ class PromptBuilder:
         messages = self.template.render(
             {
                 "document": document.text,
+                "instructions": document.instructions,
+                "context": document.context_section,
                 "fields": [title_from_name(name) for name in step.fields],
                 "field_names": list(step.fields),
                 "node_path": node_path,
@@ -250,15 +270,14 @@ class PromptBuilder:
         if document.assets:
             messages = _with_blocks(messages, document.assets)
         text = "\n\n".join(message.text for message in messages)
-        count = count_tokens(text, self.model_names.get(step.model, step.model))
+        model_name = self.model_names.get(step.model, step.model)
         return StepPrompt(
             step_id=step.id,
             node_path=node_path,
             fields=step.fields,
             messages=messages,
             text=text,
-            token_count=count.count + asset_tokens(document.assets),
-            encoding=count.encoding,
+            tokens=PromptTokens(text, model_name, extra=asset_tokens(document.assets)),
             model=step.model,
             variables=document.variables,
             assets=document.assets,

@@ -1,9 +1,15 @@
 """The layout of a step's messages: one Jinja2 template with a ``system`` and a ``human``
 block, replaceable through ``RunStructure({"prompt_template": "..."})``.
 
-The template receives ``document`` (the assembled Markdown), ``fields`` (the titles of
-the fields to write), ``field_names``, ``node_path`` and ``step_id``. The default asks for
-structured output without repeating the schema, which the model receives natively.
+The template receives ``document`` (the assembled Markdown), which is ``instructions``
+(the texts of the classes, down to the step's fields) followed by ``context`` (the
+``# Context`` section of known values, empty when nothing is known or when a docstring
+places ``{COLLECTED_CONTEXT}`` inside the instructions), and ``fields`` (the titles of
+the fields to write), ``field_names``, ``node_path`` and ``step_id``. The default asks
+for structured output without repeating the schema, which the model receives natively;
+`SYSTEM_INSTRUCTIONS_TEMPLATE` (``RunStructure({"instructions": "system"})``) moves the
+instructions into the system message, where they are the same bytes for every call of a
+step and so a prefix providers can cache.
 
 A template is code its author runs on every step, so it runs in Jinja2's sandbox: it may
 use the values it receives, never Python's internals (``__class__``, ``__globals__``).
@@ -23,7 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langtree.errors import Diagnostic, StructureError
 
-__all__ = ["DEFAULT_TEMPLATE", "StepTemplate"]
+__all__ = ["DEFAULT_TEMPLATE", "SYSTEM_INSTRUCTIONS_TEMPLATE", "StepTemplate", "template_source"]
 
 DEFAULT_TEMPLATE = """\
 {% block system -%}
@@ -38,6 +44,30 @@ the requested fields, as structured output.
 Write {{ fields | join(", ") }}.
 {% endblock %}
 """
+
+SYSTEM_INSTRUCTIONS_TEMPLATE = """\
+{% block system -%}
+You write one part of a larger structured document. The task below describes the whole
+document down to the part you write; the next message holds what is already known. Write
+only the requested fields, as structured output.
+
+{{ instructions }}
+{%- endblock %}
+{% block human -%}
+{{ context }}
+# Output
+
+Write {{ fields | join(", ") }}.
+{% endblock %}
+"""
+
+
+def template_source(prompt_template: str | None, instructions: str) -> str:
+    """The template a structure renders: the user's, else the default for where its
+    instructions go (``"human"`` or ``"system"``)."""
+    if prompt_template is not None:
+        return prompt_template
+    return SYSTEM_INSTRUCTIONS_TEMPLATE if instructions == "system" else DEFAULT_TEMPLATE
 
 
 class StepTemplate:

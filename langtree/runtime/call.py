@@ -23,7 +23,9 @@ Every call, failed or not, gets its trace record as soon as it returns. Before e
 the run's ``rate_limit`` is waited for (`langtree.runtime.rate_limit`; a replayed
 answer does not wait) and its usage limits are checked
 (`UsageMeter`); a limit that the call would pass stops the
-run with a `RunLimitError`.
+run with a `RunLimitError`. The prompt's tokens are counted only for a limit that weighs
+them (``tokens_per_minute``, ``input_tokens``, ``total_tokens``) and for a call whose
+provider reports no usage.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
 from langtree.runtime.progress import announce_replayed
-from langtree.runtime.rate_limit import RateLimiter
+from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.refusals import as_refusal
 from langtree.runtime.replies import (
     CUT_OFF,
@@ -201,7 +203,7 @@ class _Call:
             attempt=self.attempt,
             sample=self.sample,
             messages=self.messages,
-            token_count=self.prompt.token_count,
+            prompt_tokens=self.prompt.tokens,
             usage=usage,
             latency=latency,
             raw_output=raw_output,
@@ -344,7 +346,7 @@ class StepCall:
         try:
             if self.settings.rate_limit is not None:
                 limit = self.settings.rate_limit
-                waited += await limit.acquire(self.model, call.prompt.token_count)
+                waited += await limit.acquire(self.model, _paced_tokens(limit, call.prompt))
             tried = await self._call(call, config, waited)
             await answers.keep(self, tried)
             return tried
@@ -359,7 +361,7 @@ class StepCall:
             self._check_assets(prompt)
             reading = await self._ask(list(call.messages), config)
         except asyncio.CancelledError:
-            meter.settle(prompt.token_count, None)
+            meter.settle(prompt.tokens, None)
             raise
         # A provider may raise any type: each error is classified and recorded, and
         # the step's fate follows from its kind (nothing is dropped); one that refuses
@@ -369,7 +371,7 @@ class StepCall:
             return self._raised(call, refused, time.perf_counter() - started, waited)
         latency = time.perf_counter() - started
         usage = reported_usage(reading.message)
-        meter.settle(prompt.token_count, usage)
+        meter.settle(prompt.tokens, usage)
         valid, problem = self._validate(reading)
         record = call.record(
             self.model,
@@ -390,7 +392,7 @@ class StepCall:
         Raises:
             RunLimitError: The call would pass a limit.
         """
-        limit = self.context.meter.admit(prompt.token_count)
+        limit = self.context.meter.admit(prompt.tokens)
         if limit is not None:
             raise RunLimitError(
                 limit=limit.limit,
@@ -401,7 +403,7 @@ class StepCall:
 
     def _raised(self, call: _Call, error: Exception, latency: float, waited: float) -> _Attempt:
         usage: Mapping[str, object] | None = usage_of_error(error)
-        self.context.meter.settle(call.prompt.token_count, usage)
+        self.context.meter.settle(call.prompt.tokens, usage)
         cut_off = is_cut_off(error)
         record = call.record(
             self.model,
@@ -492,6 +494,14 @@ class StepCall:
         if reading.truncated:
             text = f"- {CUT_OFF}\n{text}"
         return None, text
+
+
+def _paced_tokens(limit: RateLimiter, prompt: StepPrompt) -> int:
+    """The prompt's tokens for ``limit``, counted only if it may pace them: a `RateLimit`
+    without ``tokens_per_minute`` ignores them (0 is passed), any other limiter gets them."""
+    if isinstance(limit, RateLimit) and limit.tokens_per_minute is None:
+        return 0
+    return prompt.token_count
 
 
 @dataclass(slots=True, kw_only=True)

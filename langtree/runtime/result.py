@@ -15,6 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from langtree.errors import ExecutionError
 from langtree.prompts.state import copied
+from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
@@ -45,7 +46,8 @@ class TraceRecord:
         sample: Which of a resampled step's samples the call belongs to (1 to n; 1 when
             the step does not resample).
         messages: The messages sent (a retry adds one human message with the feedback).
-        token_count: Tokens of the step's prompt, as the prompt stage counted them.
+        prompt_tokens: The tokens of the step's prompt, as the prompt stage counts them
+            (`token_count`), counted when first read.
         usage: The provider's ``usage_metadata`` of the reply, when it reports one.
         latency: Seconds the call took.
         raw_output: The reply as the model gave it: the structured-output tool call's
@@ -70,7 +72,7 @@ class TraceRecord:
     attempt: int
     sample: int = 1
     messages: tuple[BaseMessage, ...]
-    token_count: int
+    prompt_tokens: PromptTokens
     usage: Mapping[str, object] | None
     latency: float
     raw_output: str
@@ -80,6 +82,12 @@ class TraceRecord:
     answered_by: str | None = None
     waited: float = 0.0
     replayed: bool = False
+
+    @property
+    def token_count(self) -> int:
+        """Tokens of the step's prompt, as the prompt stage counts them (counted when
+        first read: a run that does not need them leaves them uncounted)."""
+        return self.prompt_tokens.count
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-ready data (messages as ``{"role", "content"}``)."""

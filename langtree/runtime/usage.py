@@ -11,7 +11,9 @@ if one more call stays within ``calls``, and if the tokens used so far, the esti
 input of the calls in flight and this call's prompt stay within ``input_tokens`` and
 ``total_tokens``; ``output_tokens`` can only be known afterwards, so a call starts while
 the output so far is under the limit. A call whose provider reports no usage counts its
-prompt's estimated tokens (the prompt stage's count) instead.
+prompt's estimated tokens (the prompt stage's count) instead. A prompt's tokens are
+counted only for these two needs: without a limit on input or total tokens, a call whose
+provider reports its usage counts nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from langtree.prompts.tokens import PromptTokens
     from langtree.runtime.result import TraceRecord
 
 __all__ = [
@@ -179,24 +182,32 @@ class UsageMeter:
         self.output_tokens = 0
         self.in_flight_tokens = 0
 
-    def admit(self, prompt_tokens: int) -> LimitCheck | None:
+    def admit(self, prompt: PromptTokens) -> LimitCheck | None:
         """Count a call about to start, unless it would pass a limit (then say which)."""
-        check = self._exceeded(prompt_tokens)
+        in_flight = self._in_flight(prompt)
+        check = self._exceeded(in_flight)
         if check is None:
             self.calls += 1
-            self.in_flight_tokens += prompt_tokens
+            self.in_flight_tokens += in_flight
         return check
 
-    def settle(self, prompt_tokens: int, usage: Mapping[str, object] | None) -> None:
-        """Count a finished call admitted with ``prompt_tokens``: the provider's usage, or
-        the estimate when it reported none."""
-        self.in_flight_tokens -= prompt_tokens
+    def settle(self, prompt: PromptTokens, usage: Mapping[str, object] | None) -> None:
+        """Count a finished call admitted with ``prompt``: the provider's usage, or the
+        prompt's tokens as the estimate when it reported none."""
+        self.in_flight_tokens -= self._in_flight(prompt)
         reported = _reported(usage)
         if usage is None:
-            self.input_tokens += prompt_tokens
+            self.input_tokens += prompt.count
         else:
             self.input_tokens += reported[0]
             self.output_tokens += reported[1]
+
+    def _in_flight(self, prompt: PromptTokens) -> int:
+        """The tokens a call holds while in flight: its prompt's when a limit on input or
+        total tokens weighs them, else none (and the prompt stays uncounted)."""
+        if self.limits.input_tokens is None and self.limits.total_tokens is None:
+            return 0
+        return prompt.count
 
     def _exceeded(self, prompt_tokens: int) -> LimitCheck | None:
         input_after = self.input_tokens + self.in_flight_tokens + prompt_tokens

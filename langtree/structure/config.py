@@ -26,10 +26,12 @@ _MODIFIERS: dict[str, Modifier] = {
 CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {
     "default_modifier",
     "prompt_template",
+    "instructions",
     "token_budget",
     "on_error",
 }
 _ON_ERROR = ("raise", "continue")
+_INSTRUCTIONS = ("human", "system")
 
 ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
 
@@ -43,6 +45,11 @@ class StructureConfig:
         default_modifier: The modifier of a node that declares none (D1).
         prompt_template: Jinja2 source for the step messages (``None``: the default);
             compiled by the prompt stage.
+        instructions: Where the default templates put a step's instructions (the texts
+            of its classes): ``"human"`` (the default) in the human message with the
+            context, ``"system"`` in the system message, the same bytes for every call of
+            a step, so that providers can cache that prefix; the human message then holds
+            the context and the request.
         token_budget: The most prompt tokens per step, by model key (``"*"``: every
             other model); a single number applies to every model.
         on_error: What a step instance that fails after its retries does: ``"raise"``
@@ -54,6 +61,7 @@ class StructureConfig:
     type_mapping: TypeMappingConfig = field(default_factory=TypeMappingConfig)
     default_modifier: Modifier = "sequential"
     prompt_template: str | None = None
+    instructions: Literal["human", "system"] = "human"
     token_budget: Mapping[str, int] = field(default_factory=dict)
     on_error: Literal["raise", "continue"] = "raise"
 
@@ -98,6 +106,11 @@ class StructureConfig:
         template = config.get("prompt_template")
         if template is not None and not isinstance(template, str):
             problems.append(_bad_template(template))
+        instructions = config.get("instructions", "human")
+        if instructions not in _INSTRUCTIONS:
+            problems.append(_bad_instructions(instructions))
+        elif template is not None and "instructions" in config:
+            problems.append(_instructions_with_template())
         budget = _budget(config.get("token_budget"))
         if budget is None:
             problems.append(_bad_budget(config["token_budget"]))
@@ -117,6 +130,7 @@ class StructureConfig:
             type_mapping=type_mapping,
             default_modifier=modifier,
             prompt_template=template if isinstance(template, str) else None,
+            instructions="system" if instructions == "system" else "human",
             token_budget=budget or {},
             on_error="continue" if on_error == "continue" else "raise",
         )
@@ -158,6 +172,25 @@ def _bad_template(value: object) -> Diagnostic:
         severity="error",
         message=f"'prompt_template' must be Jinja2 source text, got {type(value).__name__}",
         hint="pass the template's text, e.g. Path('step.jinja').read_text()",
+    )
+
+
+def _bad_instructions(value: object) -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message=f"'instructions' must be 'human' or 'system', got {value!r}",
+        hint="pass 'human' (the default: instructions and context in one message) or "
+        "'system' (instructions in the system message, the same for every call of a step)",
+    )
+
+
+def _instructions_with_template() -> Diagnostic:
+    return Diagnostic(
+        severity="error",
+        message="'instructions' chooses between LangTree's default templates, and "
+        "'prompt_template' replaces them",
+        hint="drop 'instructions' and put {{ instructions }} and {{ context }} where your "
+        "template wants them (see docs/prompts.md, 'Instructions in the system message')",
     )
 
 

@@ -1,5 +1,6 @@
 """Each node's execution settings: modifier, model (``llm``), resampling (``resample``,
-``@resampled``), with arguments resolved through assembly variables (DESIGN D1, D12, D13).
+``@resampled``), with arguments resolved through assembly variables (DESIGN D1, D12, D13),
+and what its steps' context holds (``@context``, `langtree.structure.context`).
 
 Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
 ``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/``resample``
@@ -26,6 +27,7 @@ from langtree.dsl.commands import (
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
 from langtree.structure.annotations import render_type
+from langtree.structure.context import ContextPath, declared_context, fields_hint
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.transforms import Transform, field_transform, misplaced_transforms
 from langtree.structure.tree import Node, NodeCommand
@@ -57,6 +59,8 @@ class NodeSettings:
         field_resample: Resample counts set in field descriptions, by field.
         aggregations: ``@resampled`` functions, by field.
         field_transforms: The fields computed by ``transform(...)``, with their transforms.
+        context: The entries ``@context[...]`` declares for the context of the node's
+            steps, in order (``None``: every known value of the node).
     """
 
     modifier: Modifier
@@ -66,6 +70,7 @@ class NodeSettings:
     field_resample: dict[str, int] = field(default_factory=dict)
     aggregations: dict[str, AggregationFunction] = field(default_factory=dict)
     field_transforms: dict[str, Transform] = field(default_factory=dict)
+    context: tuple[ContextPath, ...] | None = None
 
 
 def compute_settings(
@@ -109,6 +114,8 @@ class _SettingsBuilder:
         model = inherited_override or (choice.key if choice else parent.model if parent else None)
         resample = self._resample(node.commands, node) or 1
         field_resample = self._field_resample(node)
+        context, context_diagnostics = declared_context(self.registry, node)
+        self.diagnostics += context_diagnostics
         self.settings[node.tag] = NodeSettings(
             modifier=self._modifier(node),
             model=model,
@@ -117,6 +124,7 @@ class _SettingsBuilder:
             field_resample=field_resample,
             aggregations=self._aggregations(node, resample > 1, field_resample),
             field_transforms=self._field_transforms(node),
+            context=context,
         )
         self._check_inputs(node)
 
@@ -305,7 +313,7 @@ class _SettingsBuilder:
                 node_command.diagnostic(
                     f"@resampled names {command.field_name!r}, which is not a field of "
                     f"{display_name(node.node_class)!r}",
-                    hint=_fields_hint(command.field_name, node),
+                    hint=fields_hint(command.field_name, node),
                     span=span,
                 )
             )
@@ -333,14 +341,6 @@ class _SettingsBuilder:
             )
             return False
         return True
-
-
-def _fields_hint(name: str, node: Node) -> str:
-    names = [node_field.name for node_field in node.fields]
-    if not names:
-        return "the node has no fields; remove the command"
-    close = suggest(name, names, fallback="")
-    return f"{close + ' ' if close else ''}its fields are {', '.join(map(repr, names))}"
 
 
 def _non_numeric(enum: type[Enum]) -> list[str]:

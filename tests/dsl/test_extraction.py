@@ -165,6 +165,7 @@ def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> 
             [(1, 7, "! @resampled[rating]->mode")],
             id="resampled",
         ),
+        pytest.param("Only: ! @context[heading]", [(1, 7, "! @context[heading]")], id="context"),
         pytest.param("Again! resample(3)", [(1, 6, "! resample(3)")], id="resample"),
         pytest.param("Set: ! count=5", [(1, 6, "! count=5")], id="assignment"),
         pytest.param(
@@ -195,6 +196,7 @@ def test_command_after_other_text_is_stray(text: str, stray: list[tuple[int, int
         pytest.param("Run them side by side! parallel", id="bare-modifier-name"),
         pytest.param("Hello! x = 5 is not spaced like a command.", id="spaced-equals"),
         pytest.param("Try it! llm is not a call here.", id="bare-call-name"),
+        pytest.param("Mind the @context! @context of a word", id="context-word-in-prose"),
         pytest.param("! @parallel\n! llm(\n    'fast'\n)", id="command-lines-only"),
         pytest.param('! name="a ! @all->x@{{y}}"', id="inside-a-command-string"),
     ],

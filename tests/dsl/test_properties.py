@@ -25,6 +25,7 @@ from langtree.dsl import (
     AllCommand,
     Command,
     CommentCommand,
+    ContextCommand,
     EachCommand,
     ExecutionCommand,
     NodeModifierCommand,
@@ -38,6 +39,7 @@ from langtree.dsl.commands import format_value
 COMMAND_TYPES = (
     AllCommand,
     CommentCommand,
+    ContextCommand,
     EachCommand,
     ExecutionCommand,
     NodeModifierCommand,
@@ -205,9 +207,33 @@ def resampling_commands(draw: st.DrawFn) -> ResamplingCommand:
     )
 
 
+@st.composite
+def context_paths(draw: st.DrawFn) -> str:
+    """A field path with optional pluck operators between its names, or ``*``."""
+    names = draw(st.lists(IDENTIFIER, min_size=1, max_size=4))
+    parts = [names[0]]
+    for name in names[1:]:
+        operator = draw(st.sampled_from(["", "*", "**", "***"]))
+        parts += [operator, name] if operator else [name]
+    return draw(st.sampled_from([".".join(parts), "*"]))
+
+
+@st.composite
+def context_commands(draw: st.DrawFn) -> ContextCommand:
+    """``@context[...]`` with any entries (``*`` among names and repeats parse too)."""
+    return ContextCommand(
+        paths=tuple(draw(st.lists(context_paths(), max_size=4))), comment=draw(INLINE_COMMENT)
+    )
+
+
 COMMENT_COMMANDS = st.builds(CommentCommand, comment=COMMENT_TEXT)
 BRACKETED_COMMANDS = st.one_of(
-    each_commands(), all_commands(), resample_commands(), llm_commands(), resampling_commands()
+    each_commands(),
+    all_commands(),
+    resample_commands(),
+    llm_commands(),
+    resampling_commands(),
+    context_commands(),
 )
 COMMANDS = st.one_of(
     BRACKETED_COMMANDS, modifier_commands(), assignment_commands(), COMMENT_COMMANDS
@@ -298,6 +324,10 @@ def _body_text(command: Command, gap: Gap, trailing_comma: bool) -> str:
         return f"{head}->{command.destination_path}@{{{{{block}}}}}{star}"
     if isinstance(command, ExecutionCommand):
         return f"{command.command_name}({_arguments_text(command, gap, trailing_comma)})"
+    if isinstance(command, ContextCommand):
+        paths = list(command.paths)
+        entries = _items_text(paths, gap, trailing_comma=trailing_comma) if paths else gap()
+        return f"@context[{entries}]"
     assert isinstance(command, ResamplingCommand)
     field = f"[{gap()}{command.field_name}{gap()}]"
     return f"@resampled{field}->{command.aggregation_function}"
@@ -334,6 +364,7 @@ FRAGMENTS = (
     "@parallel",
     "together",
     "@resampled",
+    "@context",
     "[",
     "]",
     "->",
@@ -358,6 +389,7 @@ FRAGMENTS = (
     "prompt.context",
     "value.item",
     "items",
+    "items.*.id",
     "task.x",
     "1",
     "-3",
@@ -390,6 +422,8 @@ PREFIXES = (
     "! @all->task@{{prompt.x=",
     "! @resampled[",
     "! @resampled[rating]->",
+    "! @context[",
+    "! @context[heading,",
     "! resample(",
     "! llm(",
     '! llm("gpt-4",',

@@ -1319,7 +1319,8 @@ INVALID_CASES = [
         1,
         3,
         "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
-        "together, @resampled[field]->mode, name=value or resample(...)/llm(...)",
+        "together, @resampled[field]->mode, @context[...], name=value or "
+        "resample(...)/llm(...)",
         id="comments-syntax-placeholder-command",
     ),
     pytest.param(

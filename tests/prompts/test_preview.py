@@ -133,7 +133,8 @@ def test_a_template_that_fails_to_render_is_an_error() -> None:
         "error: The prompt template fails to render at line 1: 'nope' is undefined\n"
         f"    {template}\n"
         f"    ^{'~' * (len(template) - 1)}\n"
-        "  hint: the template receives document, field_names, fields, node_path, step_id"
+        "  hint: the template receives context, document, field_names, fields, instructions, "
+        "node_path, step_id"
     )
 
 

@@ -15,7 +15,9 @@ class TaskGreeting(TreeNode):
     greeting: str = Field(description="One sentence.")
 
 
-RECEIVES = "the template receives document, field_names, fields, node_path, step_id"
+RECEIVES = (
+    "the template receives context, document, field_names, fields, instructions, node_path, step_id"
+)
 SANDBOX_HINT = (
     "templates run in Jinja2's sandbox: use the values the template receives, not "
     "Python's internals"

