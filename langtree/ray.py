@@ -42,6 +42,7 @@ from langtree.runtime.settings import RunOptions, RunSettings
 
 if TYPE_CHECKING:
     from langtree.api import RunStructure
+    from langtree.prompts.tokens import PromptTokens
 
 __all__ = ["SharedRateLimit", "run_on_ray"]
 
@@ -120,11 +121,14 @@ class SharedRateLimit:
     Args:
         name: The actor's name.
         actor: The actor's handle.
+        paces_tokens: Whether the limit has ``tokens_per_minute``: only then does
+            `acquire()` read a prompt's token count.
     """
 
-    def __init__(self, name: str, actor: Any) -> None:
+    def __init__(self, name: str, actor: Any, *, paces_tokens: bool) -> None:
         self.name = name
         self.actor = actor
+        self.paces_tokens = paces_tokens
 
     @classmethod
     def start(cls, rate_limit: RateLimit, *, name: str | None = None) -> SharedRateLimit:
@@ -144,31 +148,38 @@ class SharedRateLimit:
             .options(name=name, num_cpus=0)
             .remote(rate_limit.requests_per_minute, rate_limit.tokens_per_minute)
         )
-        return cls(name, actor)
+        return cls(name, actor, paces_tokens=rate_limit.tokens_per_minute is not None)
 
     @classmethod
     def named(cls, name: str) -> SharedRateLimit:
-        """The shared rate limit that `start()` started under ``name``.
+        """The shared rate limit that `start()` started under ``name``; asks its actor
+        once whether it paces tokens.
 
         Raises:
             ExecutionError: Ray is not installed.
             ValueError: No actor of the job has that name (Ray's error).
         """
-        return cls(name, _ray().get_actor(name))
+        ray = _ray()
+        actor = ray.get_actor(name)
+        paces_tokens: bool = ray.get(actor.paces_tokens.remote())
+        return cls(name, actor, paces_tokens=paces_tokens)
 
     def stop(self) -> None:
         """End the actor (every process's copy stops working)."""
         _ray().kill(self.actor)
 
-    async def acquire(self, model: str, tokens: int) -> float:
-        """Wait until a call of ``model`` with about ``tokens`` prompt tokens may start,
-        and through any pause that began meanwhile.
+    async def acquire(self, model: str, tokens: PromptTokens) -> float:
+        """Wait until a call of ``model`` with a prompt of ``tokens`` may start, and
+        through any pause that began meanwhile.
+
+        ``tokens.count`` is read (and the prompt counted) only if the limit paces tokens.
 
         Returns:
             The seconds waited.
         """
         waited = 0.0
-        delay: float = await self.actor.reserve.remote(model, tokens)
+        count = tokens.count if self.paces_tokens else 0
+        delay: float = await self.actor.reserve.remote(model, count)
         while delay > 0:
             await asyncio.sleep(delay)
             waited += delay
@@ -194,6 +205,10 @@ class _Buckets:
 
     def held(self, model: str) -> float:
         return self.buckets.held(model, time.monotonic())
+
+    def paces_tokens(self) -> bool:
+        """Whether the limit has ``tokens_per_minute`` (`SharedRateLimit.named()` asks)."""
+        return self.buckets.tokens_per_minute is not None
 
 
 class _ShardRunner:

@@ -65,7 +65,7 @@ from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
 from langtree.runtime.methods import StructuredBinding
 from langtree.runtime.progress import announce_replayed
-from langtree.runtime.rate_limit import RateLimit, RateLimiter
+from langtree.runtime.rate_limit import RateLimiter
 from langtree.runtime.refusals import as_refusal
 from langtree.runtime.replies import (
     CUT_OFF,
@@ -345,8 +345,7 @@ class StepCall:
         waited += await self.cooldown.acquire(self.context.semaphore)
         try:
             if self.settings.rate_limit is not None:
-                limit = self.settings.rate_limit
-                waited += await limit.acquire(self.model, _paced_tokens(limit, call.prompt))
+                waited += await self.settings.rate_limit.acquire(self.model, call.prompt.tokens)
             tried = await self._call(call, config, waited)
             await answers.keep(self, tried)
             return tried
@@ -494,14 +493,6 @@ class StepCall:
         if reading.truncated:
             text = f"- {CUT_OFF}\n{text}"
         return None, text
-
-
-def _paced_tokens(limit: RateLimiter, prompt: StepPrompt) -> int:
-    """The prompt's tokens for ``limit``, counted only if it may pace them: a `RateLimit`
-    without ``tokens_per_minute`` ignores them (0 is passed), any other limiter gets them."""
-    if isinstance(limit, RateLimit) and limit.tokens_per_minute is None:
-        return 0
-    return prompt.token_count
 
 
 @dataclass(slots=True, kw_only=True)

@@ -13,6 +13,11 @@ not known before it arrives); a call with more tokens than one second's worth wa
 full bucket and leaves the bucket in debt, so the pace over a minute stays the limit.
 Calls start in the order they asked.
 
+A limiter is handed each prompt's tokens uncounted (`PromptTokens`: the count is made when
+``tokens.count`` is first read) and reads them only if it paces tokens. Counting loads a
+tiktoken encoding, so a run whose ``RateLimit`` has no ``tokens_per_minute`` never counts
+for it.
+
 A provider's ``Retry-After`` also pauses every call to the model (`RateLimit.hold()`),
 across every run that shares the ``RateLimit`` object: the rows of a dataset, or the
 workers of `langtree.ray`, whose shared limit implements the same
@@ -30,6 +35,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from langtree.prompts.tokens import PromptTokens
+
 __all__ = ["RateBuckets", "RateLimit", "RateLimiter"]
 
 
@@ -38,8 +45,14 @@ class RateLimiter(Protocol):
     """What the engine asks of a rate limit (``rate_limit=``): `RateLimit`, or
     one shared by several processes."""
 
-    async def acquire(self, model: str, tokens: int) -> float:
-        """Wait until a call of ``model`` with about ``tokens`` prompt tokens may start.
+    async def acquire(self, model: str, tokens: PromptTokens) -> float:
+        """Wait until a call of ``model`` with a prompt of ``tokens`` may start.
+
+        Args:
+            model: The model key the call is for.
+            tokens: The prompt's tokens, counted when ``tokens.count`` is first read: a
+                limiter that does not pace tokens should leave it unread, so that the run
+                never counts for it.
 
         Returns:
             The seconds waited.
@@ -167,7 +180,8 @@ class RateLimit:
         ...     now[0] += seconds
         >>> limit = RateLimit(requests_per_minute=60, clock=lambda: now[0], sleep=sleep)
         >>> async def three_calls() -> list[float]:
-        ...     return [await limit.acquire("default", 100) for _ in range(3)]
+        ...     prompt = PromptTokens("Describe a lamp.")
+        ...     return [await limit.acquire("default", prompt) for _ in range(3)]
         >>> asyncio.run(three_calls())
         [0.0, 1.0, 1.0]
     """
@@ -194,15 +208,18 @@ class RateLimit:
         """The most prompt tokens each model key's calls may send in a minute."""
         return self.buckets.tokens_per_minute
 
-    async def acquire(self, model: str, tokens: int) -> float:
-        """Wait until a call of ``model`` with about ``tokens`` prompt tokens may start,
-        and through any pause that began meanwhile.
+    async def acquire(self, model: str, tokens: PromptTokens) -> float:
+        """Wait until a call of ``model`` with a prompt of ``tokens`` may start, and
+        through any pause that began meanwhile.
+
+        ``tokens.count`` is read (and the prompt counted) only with ``tokens_per_minute``.
 
         Returns:
             The seconds waited.
         """
         waited = 0.0
-        delay = self.buckets.reserve(model, tokens, self._clock())
+        count = tokens.count if self.tokens_per_minute is not None else 0
+        delay = self.buckets.reserve(model, count, self._clock())
         while delay > 0:
             await self._sleep(delay)
             waited += delay

@@ -5,6 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from langtree.prompts import tokens
+
 
 @pytest.fixture
 def python_sigint() -> Iterator[None]:
@@ -16,3 +18,11 @@ def python_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def no_encoding_chosen() -> Iterator[None]:
+    """No count made yet in this process, as far as ``encoding_loaded()`` tells."""
+    tokens._tokenizer.cache_clear()
+    yield
+    tokens._tokenizer.cache_clear()

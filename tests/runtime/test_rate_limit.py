@@ -1,7 +1,9 @@
 """``rate_limit``: requests and tokens per minute per model key, and a shared pause.
 
 The buckets run on an injected clock whose ``sleep`` moves it, so waits are exact and no
-test sleeps; through the engine, waits are read from the trace's ``waited``.
+test sleeps; through the engine, waits are read from the trace's ``waited``. A limiter gets
+each prompt's tokens uncounted: the tests that show it reads them only to pace tokens
+start with no encoding chosen and tell from ``encoding_loaded()`` whether anything counted.
 """
 
 import asyncio
@@ -21,6 +23,7 @@ from langtree import (
     StructureError,
     TreeNode,
 )
+from langtree.prompts.tokens import PromptTokens, encoding_loaded
 from langtree.runtime.rate_limit import RateBuckets, RateLimiter
 from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
@@ -62,21 +65,27 @@ def limit(clock: FakeClock, **limits: float) -> RateLimit:
     return RateLimit(**limits, clock=clock, sleep=clock.sleep)
 
 
-def waits(rate_limit: RateLimit, *calls: tuple[str, int]) -> list[float]:
+def prompt(tokens: int) -> PromptTokens:
+    """A prompt of ``tokens`` tokens: an empty text (0 tokens) and ``tokens`` more."""
+    return PromptTokens("", extra=tokens)
+
+
+def waits(rate_limit: RateLimiter, *calls: tuple[str, int]) -> list[float]:
     async def acquire_all() -> list[float]:
-        return [await rate_limit.acquire(model, tokens) for model, tokens in calls]
+        return [await rate_limit.acquire(model, prompt(tokens)) for model, tokens in calls]
 
     return asyncio.run(acquire_all())
 
 
 @dataclass
 class RecordingLimiter:
-    """A ``RateLimiter`` that lets every call go and remembers what it was told."""
+    """A ``RateLimiter`` that lets every call go and remembers what it was told, without
+    reading the prompts' counts."""
 
-    acquired: list[tuple[str, int]] = field(default_factory=list)
+    acquired: list[tuple[str, PromptTokens]] = field(default_factory=list)
     held: list[tuple[str, float]] = field(default_factory=list)
 
-    async def acquire(self, model: str, tokens: int) -> float:
+    async def acquire(self, model: str, tokens: PromptTokens) -> float:
         self.acquired.append((model, tokens))
         return 0.0
 
@@ -212,6 +221,25 @@ def test_calls_that_ask_at_once_are_booked_one_after_another() -> None:
     assert [buckets.reserve("m", 0, now=10.0) for _ in range(4)] == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.usefixtures("no_encoding_chosen")
+@pytest.mark.parametrize(
+    ("limits", "counted"),
+    [
+        pytest.param({}, False, id="no-limits"),
+        pytest.param({"requests_per_minute": 60}, False, id="requests"),
+        pytest.param({"tokens_per_minute": 6000}, True, id="tokens"),
+    ],
+)
+def test_a_rate_limit_counts_the_prompt_only_to_pace_tokens(
+    limits: dict[str, float], counted: bool
+) -> None:
+    paced = limit(FakeClock(), **limits)
+
+    asyncio.run(paced.acquire("m", PromptTokens("Describe a lamp.")))
+
+    assert encoding_loaded() is counted
+
+
 # --- through the engine -----------------------------------------------------------------
 
 
@@ -226,13 +254,38 @@ def test_the_trace_shows_each_calls_wait_for_the_rate_limit() -> None:
     assert [record.waited for record in result.trace] == [0.0, 1.0, 1.0]
 
 
+def test_the_prompts_tokens_pace_the_calls_with_tokens_per_minute() -> None:
+    clock = FakeClock()
+    paced = limit(clock, tokens_per_minute=60)
+
+    result = catalogue(FakeChatModel()).run(
+        catalogue_inputs(3), rate_limit=paced, max_concurrency=1
+    )
+
+    # One token a second, one at once: each call waits for the tokens of the one before.
+    first, second, _ = (record.token_count for record in result.trace)
+    assert [record.waited for record in result.trace] == pytest.approx([0.0, first, second])
+
+
+@pytest.mark.usefixtures("no_encoding_chosen")
+def test_a_limiter_that_reads_no_count_makes_the_run_count_nothing() -> None:
+    limiter = RecordingLimiter()
+
+    result = catalogue(FakeChatModel(report_usage=True)).run(
+        catalogue_inputs(2), rate_limit=limiter
+    )
+
+    assert len(limiter.acquired) == len(result.trace) == 2
+    assert not encoding_loaded()
+
+
 def test_each_call_asks_for_its_model_key_and_its_prompts_tokens() -> None:
     limiter = RecordingLimiter()
 
     result = catalogue(FakeChatModel()).run(catalogue_inputs(2), rate_limit=limiter)
 
-    assert limiter.acquired == [("default", record.token_count) for record in result.trace]
-    assert all(tokens > 0 for _, tokens in limiter.acquired)
+    assert limiter.acquired == [("default", record.prompt_tokens) for record in result.trace]
+    assert all(tokens.count > 0 for _, tokens in limiter.acquired)
 
 
 def test_the_rate_limit_may_come_from_the_config() -> None:

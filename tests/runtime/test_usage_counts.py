@@ -11,14 +11,12 @@ does not even import tiktoken.
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RateLimit, RunStructure, TreeNode, UsageLimits
-from langtree.prompts import tokens
 from langtree.prompts.tokens import count_tokens, encoding_loaded
 from langtree.testing import FakeChatModel
 
@@ -114,14 +112,6 @@ def test_a_trace_records_count_is_made_when_read(fresh_process: dict[str, object
 
 
 # --- in this process --------------------------------------------------------------------
-
-
-@pytest.fixture
-def no_encoding_chosen() -> Iterator[None]:
-    """No count made yet in this process, as far as ``encoding_loaded()`` tells."""
-    tokens._tokenizer.cache_clear()
-    yield
-    tokens._tokenizer.cache_clear()
 
 
 def catalogue(model: FakeChatModel) -> RunStructure:

@@ -10,6 +10,7 @@ import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RateLimit, RowResult, RunStructure, StepFailedError, TreeNode
+from langtree.prompts.tokens import PromptTokens
 from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
 ray = pytest.importorskip(
@@ -132,7 +133,8 @@ def still_waiting_after(name: str, model: str, seconds: float) -> bool:
 
     async def wait() -> bool:
         try:
-            await asyncio.wait_for(SharedRateLimit.named(name).acquire(model, 0), seconds)
+            prompt = PromptTokens("Describe a lamp.")
+            await asyncio.wait_for(SharedRateLimit.named(name).acquire(model, prompt), seconds)
         except TimeoutError:
             return True
         return False
@@ -158,7 +160,8 @@ def test_every_process_draws_from_the_same_buckets() -> None:
     second = SharedRateLimit.named(first.name)
 
     async def two_calls() -> list[float]:
-        return [await first.acquire("default", 0), await second.acquire("default", 0)]
+        prompt = PromptTokens("Describe a lamp.")
+        return [await first.acquire("default", prompt), await second.acquire("default", prompt)]
 
     try:
         waited = asyncio.run(two_calls())
@@ -168,3 +171,46 @@ def test_every_process_draws_from_the_same_buckets() -> None:
     # One call a second: the second handle's call waits for the first one's second.
     assert waited[0] == 0.0
     assert 0.5 < waited[1] <= 1.0
+
+
+class WatchedTokens(PromptTokens):
+    """A prompt's tokens that remember whether their count was read."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.read = False
+
+    @property
+    def count(self) -> int:
+        self.read = True
+        return super().count
+
+
+def test_a_shared_limit_counts_a_prompt_only_if_it_paces_tokens() -> None:
+    by_requests = SharedRateLimit.start(RateLimit(requests_per_minute=6000))
+    by_tokens = SharedRateLimit.start(RateLimit(tokens_per_minute=10**7))
+    # named() learns from the actor what start() knew from the RateLimit.
+    handles = {
+        "started, requests": by_requests,
+        "named, requests": SharedRateLimit.named(by_requests.name),
+        "started, tokens": by_tokens,
+        "named, tokens": SharedRateLimit.named(by_tokens.name),
+    }
+    prompts = {name: WatchedTokens(name) for name in handles}
+
+    async def acquire_all() -> None:
+        for name, handle in handles.items():
+            await handle.acquire("default", prompts[name])
+
+    try:
+        asyncio.run(acquire_all())
+    finally:
+        by_requests.stop()
+        by_tokens.stop()
+
+    assert [name for name, prompt in prompts.items() if prompt.read] == [
+        "started, tokens",
+        "named, tokens",
+    ]
