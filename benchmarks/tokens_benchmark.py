@@ -6,11 +6,13 @@ Run by hand, not part of the test suite::
     .venv/bin/python benchmarks/tokens_benchmark.py [--sections 50] [--paragraphs 20]
 
 The workload and the hand-written version are the run benchmark's (``run_benchmark.py``:
-S sections x P paragraphs, S*P + S + 1 calls on ``FakeChatModel``). LangTree runs it three
+S sections x P paragraphs, S*P + S + 1 calls on ``FakeChatModel``). LangTree runs it four
 ways: as the run benchmark writes it; with the Section declaring its context
 (``! @context[heading, paragraphs.*.summary]``: the section's step sees its heading and
-its paragraphs' summaries, which is what the hand-written section prompt holds); and
-with that declaration and ``{"instructions": "system"}``.
+its paragraphs' summaries, which is what the hand-written section prompt holds); with
+that declaration and ``{"instructions": "system"}``; and with that declaration and the
+lean settings (``"outline": "root"``, ``"field_descriptions": "schema"`` and
+``LEAN_TEMPLATE``: the texts a hand-written prompt holds).
 
 A call's input tokens are its messages' text and its tool's JSON schema (compact JSON),
 counted with ``cl100k_base`` the same way for every version; what each provider adds
@@ -43,6 +45,7 @@ import run_benchmark
 from run_benchmark import TaskAbstract, TaskReport, document, machine, run_by_hand
 
 from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.prompts.template import LEAN_TEMPLATE
 from langtree.prompts.tokens import count_tokens
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
@@ -107,6 +110,11 @@ VERSIONS = (
         "LangTree, declared context, instructions in the system message",
         declared_tree,
         {"instructions": "system"},
+    ),
+    Version(
+        "LangTree, declared context, lean prompts",
+        declared_tree,
+        {"outline": "root", "field_descriptions": "schema", "prompt_template": LEAN_TEMPLATE},
     ),
 )
 

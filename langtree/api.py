@@ -205,6 +205,7 @@ class RunStructure(TreeStructure):
             template=self._template,
             config=self.config.type_mapping,
             model_names=self._model_names(),
+            shape=self.config.shape,
         )
 
     def _budgeted(self, prompt: StepPrompt) -> StepPrompt:

@@ -5,10 +5,12 @@ docstring under its title, its ``{PROMPT_SUBTREE}`` replaced by the next level (
 that leads there, its description, and for a list the element class's title), and at the
 node itself by the step's own fields. A field whose type is a node (or a list of nodes)
 also shows the nested classes' docstrings and fields. Without ``{PROMPT_SUBTREE}`` what
-lies below comes after the docstring, one level under the title. Headings inside texts
-are shifted to nest where they are inserted; values put in by ``{name}`` are left as they
-are. ``{COLLECTED_CONTEXT}`` is replaced by the known values (at the level nearest the
-node that places it), or a ``# Context`` section is appended.
+lies below comes after the docstring, one level under the title. A `PromptShape` can
+leave out the levels between the root task and the node (``outline``), or the root task
+too, and the fields that the output schema describes (``field_descriptions``). Headings
+inside texts are shifted to nest where they are inserted; values put in by ``{name}``
+are left as they are. ``{COLLECTED_CONTEXT}`` is replaced by the known values (at the
+level nearest the node that places it), or a ``# Context`` section is appended.
 
 Where the parts go is decided on the texts of the classes alone: values are put in by the
 one pass that resolves the placeholders and are never read again, so a value that looks
@@ -30,6 +32,7 @@ from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, RunState, known_defaults
 from langtree.prompts.values import render_value
 from langtree.structure.assets import Asset
+from langtree.structure.config import Outline, PromptShape
 from langtree.structure.context import ContextPath
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField, title_from_name
@@ -44,6 +47,7 @@ which goes with a placeholder that is removed."""
 _SUBTREE = "PROMPT_SUBTREE"
 _CONTEXT = "COLLECTED_CONTEXT"
 _UNKNOWN = object()
+_PATH = PromptShape()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -201,6 +205,7 @@ def assemble(
     prompt_names: Mapping[str, Collection[str]] | None = None,
     known: Mapping[str, Collection[str]] | None = None,
     contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
+    shape: PromptShape = _PATH,
 ) -> StepDocument:
     """The document of one step: its node instance and the fields it generates.
 
@@ -216,6 +221,8 @@ def assemble(
             only its other fields as things to write.
         contexts: The entries nodes declare with ``@context[...]``, by node tag; a node
             not listed shows every known value.
+        shape: Which levels' texts lead to the node, and whether the step's fields are
+            described in the text or left to the output schema.
 
     Raises:
         ExecutionError: A declared ``.***.`` pluck finds a missing value or mixed types.
@@ -230,8 +237,8 @@ def assemble(
     )
     resolver = _Resolver(state, external, prompt_names or {})
     context = _context(state, levels[-1], fields, (contexts or {}).get(address.tag))
-    renderer = _Renderer(registry, resolver, levels, fields, known or {}, context)
-    body = join_blocks(*_blocks(renderer.level(0, 1, titled=True)))
+    renderer = _Renderer(registry, resolver, levels, fields, known or {}, context, shape)
+    body = join_blocks(*_blocks(renderer.level(renderer.shown[0], 1, titled=True)))
     section = ""
     if renderer.context_depth is None and context:
         section = join_blocks(heading(1, "Context"), _context_text(context, 2, resolver.assets))
@@ -290,6 +297,7 @@ class _Renderer:
         fields: tuple[str, ...],
         known: Mapping[str, Collection[str]],
         context: list[ContextEntry],
+        shape: PromptShape,
     ) -> None:
         self.registry = registry
         self.resolver = resolver
@@ -297,8 +305,11 @@ class _Renderer:
         self.fields = fields
         self.known = known
         self.context = context
+        self.shape = shape
+        self.shown = _shown_levels(len(levels), shape.outline)
+        """The depths of the levels whose texts the document shows, from the top."""
         self.context_depth = max(
-            (depth for depth, level in enumerate(levels) if _CONTEXT in _names(level.node.text)),
+            (depth for depth in self.shown if _CONTEXT in _names(levels[depth].node.text)),
             default=None,
         )
         """The level whose ``{COLLECTED_CONTEXT}`` gets the context: the one nearest the node."""
@@ -313,9 +324,12 @@ class _Renderer:
             if depth == len(self.levels) - 1:
                 node = chain[-1].node
                 return [
-                    functools.partial(self.field_block, chain, _field(node, name), inner)
-                    for name in self.fields
+                    functools.partial(self.field_block, chain, node_field, inner)
+                    for node_field in (_field(node, name) for name in self.fields)
+                    if not self.left_to_schema(node, node_field)
                 ]
+            if self.shape.outline != "path":  # the levels between are left out
+                return [functools.partial(self.level, len(self.levels) - 1, inner, titled=True)]
             return [functools.partial(self.child_block, depth + 1, inner)]
 
         return [title, *self.docstring(chain, title_level, below, depth=depth)]
@@ -384,11 +398,31 @@ class _Renderer:
 
         return [block, title, *self.docstring(nested, inner, below, depth=None)]
 
+    def left_to_schema(self, node: Node, node_field: NodeField) -> bool:
+        """Whether a step's field is described by the output schema alone: asked for,
+        and the schema carries its description as the prompt would show it (no
+        ``{variable}`` in it, no nodes in the field, whose texts are instructions)."""
+        return (
+            self.shape.field_descriptions == "schema"
+            and not _names(node_field.description)
+            and self.registry.child(node, node_field.name) is None
+        )
+
     def titled(self, chain: _Chain, node_field: NodeField, level_number: int) -> str:
         """A field's heading and its description (runtime variables resolved)."""
         description = shift_headings(node_field.description, level_number)
         text = "".join(self.resolver.substitute(description, chain))
         return join_blocks(heading(level_number, title_from_name(node_field.name)), text)
+
+
+def _shown_levels(count: int, outline: Outline) -> tuple[int, ...]:
+    """The depths of the ``count`` levels on the path that the ``outline`` shows."""
+    last = count - 1
+    if outline == "node":
+        return (last,)
+    if outline == "root":
+        return tuple(sorted({0, last}))
+    return tuple(range(count))
 
 
 def _field(node: Node, name: str) -> NodeField:

@@ -32,6 +32,7 @@ from langtree.prompts.tokens import PromptTokens
 from langtree.prompts.values import check_unicode
 from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.assets import Asset
+from langtree.structure.config import PromptShape
 from langtree.structure.context import ContextPath
 from langtree.structure.known import known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
@@ -146,6 +147,7 @@ class PromptSetup:
         variables: External prompt variables (``{name}`` in root texts).
         template: The message layout.
         config: How mapped values convert.
+        shape: Which texts of the classes the prompts carry.
         model_names: For each model key, the model's name for token counting.
     """
 
@@ -157,6 +159,7 @@ class PromptSetup:
     template: StepTemplate
     config: TypeMappingConfig
     model_names: Mapping[str | None, str | None]
+    shape: PromptShape
 
     def builder(self, state: RunState) -> PromptBuilder:
         """Builds the prompts from ``state``, as its values become known."""
@@ -174,6 +177,7 @@ class PromptSetup:
                 for tag, setting in self.analysis.settings.items()
                 if setting.context is not None
             },
+            shape=self.shape,
         )
 
 
@@ -217,6 +221,7 @@ class PromptBuilder:
         prompt_names: Mapping[str, set[str]],
         known: Mapping[str, set[str]],
         contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
+        shape: PromptShape,
     ) -> None:
         for name, value in variables.items():
             check_unicode(value, name, subject="The external variable")
@@ -227,6 +232,7 @@ class PromptBuilder:
         self.prompt_names = prompt_names
         self.known = known
         self.contexts = contexts or {}
+        self.shape = shape
         self.missing: dict[str, set[str]] = {}
         self._sources: AssetSources | None = None
 
@@ -241,6 +247,7 @@ class PromptBuilder:
             prompt_names=self.prompt_names,
             known=self.known,
             contexts=self.contexts,
+            shape=self.shape,
         )
 
     def asset_source(self, asset: Asset) -> AssetSource:

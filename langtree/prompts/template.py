@@ -9,7 +9,9 @@ the fields to write), ``field_names``, ``node_path`` and ``step_id``. The defaul
 for structured output without repeating the schema, which the model receives natively;
 `SYSTEM_INSTRUCTIONS_TEMPLATE` (``RunStructure({"instructions": "system"})``) moves the
 instructions into the system message, where they are the same bytes for every call of a
-step and so a prefix providers can cache.
+step and so a prefix providers can cache. `LEAN_TEMPLATE` sends what a hand-written
+prompt would: the instructions as the system message, the context as the human message,
+no preamble and no request line (see docs/prompts.md, "Lean prompts").
 
 A template is code its author runs on every step, so it runs in Jinja2's sandbox: it may
 use the values it receives, never Python's internals (``__class__``, ``__globals__``).
@@ -29,7 +31,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langtree.errors import Diagnostic, StructureError
 
-__all__ = ["DEFAULT_TEMPLATE", "SYSTEM_INSTRUCTIONS_TEMPLATE", "StepTemplate", "template_source"]
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "LEAN_TEMPLATE",
+    "SYSTEM_INSTRUCTIONS_TEMPLATE",
+    "StepTemplate",
+    "template_source",
+]
 
 DEFAULT_TEMPLATE = """\
 {% block system -%}
@@ -61,6 +69,17 @@ Write {{ fields | join(", ") }}.
 {% endblock %}
 """
 
+LEAN_TEMPLATE = """\
+{% block system -%}
+{{ instructions }}
+{%- endblock %}
+{% block human -%}
+{{ context or "Write " ~ fields | join(", ") ~ "." }}
+{%- endblock %}
+"""
+"""The instructions alone as the system message; the context as the human message, or a
+request naming the fields when nothing is known (a human message is never empty)."""
+
 
 def template_source(prompt_template: str | None, instructions: str) -> str:
     """The template a structure renders: the user's, else the default for where its
@@ -85,7 +104,9 @@ class StepTemplate:
         self._template = _compile(source)
 
     def render(self, values: Mapping[str, object]) -> tuple[BaseMessage, ...]:
-        """The system and human messages for one step.
+        """The system and human messages for one step; the human message alone when the
+        system block renders empty (an empty message carries nothing, and some providers
+        refuse empty text).
 
         Raises:
             StructureError: The template fails on these values: an unknown name, an
@@ -97,6 +118,8 @@ class StepTemplate:
             human = "".join(self._template.blocks["human"](context)).strip() + "\n"
         except Exception as error:  # the template is the user's code: every error is reported
             raise self._render_error(error, values) from error
+        if not system:
+            return (HumanMessage(content=human),)
         return (SystemMessage(content=system), HumanMessage(content=human))
 
     def _render_error(self, error: Exception, values: Mapping[str, object]) -> StructureError:

@@ -1,22 +1,31 @@
 """A run's settings, given as a dict, a `TypeMappingConfig`, or ``None``.
 
 ``RunStructure({"validation_strategy": "permissive", "default_modifier": "parallel"})``:
-the type mapping settings (`TYPE_MAPPING_KEYS`) and ``default_modifier`` (DESIGN D1).
-Unknown names are errors that suggest the closest known one.
+the type mapping settings (`TYPE_MAPPING_KEYS`), ``default_modifier`` (DESIGN D1), and
+what the prompts hold and where (`PromptShape`, the template, the budgets). Unknown names
+are errors that suggest the closest known one.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeVar
 
 from langtree.dsl.commands import Modifier
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.type_config import TYPE_MAPPING_KEYS, TypeMappingConfig
 
-__all__ = ["CONFIG_KEYS", "ConfigInput", "StructureConfig"]
+__all__ = [
+    "CONFIG_KEYS",
+    "ConfigInput",
+    "FieldDescriptions",
+    "Outline",
+    "PromptShape",
+    "StructureConfig",
+]
 
 _MODIFIERS: dict[str, Modifier] = {
     "sequential": "sequential",
@@ -27,11 +36,41 @@ CONFIG_KEYS: frozenset[str] = TYPE_MAPPING_KEYS | {
     "default_modifier",
     "prompt_template",
     "instructions",
+    "outline",
+    "field_descriptions",
     "token_budget",
     "on_error",
 }
-_ON_ERROR = ("raise", "continue")
-_INSTRUCTIONS = ("human", "system")
+_Choice = TypeVar("_Choice", bound=str)
+_ON_ERROR: tuple[Literal["raise", "continue"], ...] = ("raise", "continue")
+_INSTRUCTIONS: tuple[Literal["human", "system"], ...] = ("human", "system")
+
+Outline: TypeAlias = Literal["path", "root", "node"]
+FieldDescriptions: TypeAlias = Literal["text", "schema"]
+_OUTLINES: tuple[Outline, ...] = ("path", "root", "node")
+_FIELD_DESCRIPTIONS: tuple[FieldDescriptions, ...] = ("text", "schema")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptShape:
+    """Which texts of the classes a step's prompt carries (see docs/prompts.md, "Lean
+    prompts").
+
+    Attributes:
+        outline: The levels whose texts lead to the step's node: ``"path"`` (the
+            default) every level from the root task down (DESIGN D10); ``"root"`` the
+            root task's text, then the node's; ``"node"`` the node's text alone.
+        field_descriptions: Where the step's own fields are described: ``"text"`` (the
+            default) under their headings in the prompt and in the output schema;
+            ``"schema"`` in the output schema alone, which the model receives with every
+            call. A field whose section the schema cannot carry as it reads in the
+            prompt keeps it: one whose description uses a ``{variable}``, and one that
+            holds nodes.
+    """
+
+    outline: Outline = "path"
+    field_descriptions: FieldDescriptions = "text"
+
 
 ConfigInput: TypeAlias = "Mapping[str, object] | TypeMappingConfig | StructureConfig | None"
 
@@ -50,6 +89,8 @@ class StructureConfig:
             context, ``"system"`` in the system message, the same bytes for every call of
             a step, so that providers can cache that prefix; the human message then holds
             the context and the request.
+        shape: Which texts of the classes a step's prompt carries (``outline`` and
+            ``field_descriptions``).
         token_budget: The most prompt tokens per step, by model key (``"*"``: every
             other model); a single number applies to every model.
         on_error: What a step instance that fails after its retries does: ``"raise"``
@@ -62,6 +103,7 @@ class StructureConfig:
     default_modifier: Modifier = "sequential"
     prompt_template: str | None = None
     instructions: Literal["human", "system"] = "human"
+    shape: PromptShape = field(default_factory=PromptShape)
     token_budget: Mapping[str, int] = field(default_factory=dict)
     on_error: Literal["raise", "continue"] = "raise"
 
@@ -106,17 +148,16 @@ class StructureConfig:
         template = config.get("prompt_template")
         if template is not None and not isinstance(template, str):
             problems.append(_bad_template(template))
-        instructions = config.get("instructions", "human")
-        if instructions not in _INSTRUCTIONS:
-            problems.append(_bad_instructions(instructions))
-        elif template is not None and "instructions" in config:
+        choose = functools.partial(_choice, config, problems=problems)
+        instructions = choose("instructions", _INSTRUCTIONS)
+        if template is not None and config.get("instructions") in _INSTRUCTIONS:
             problems.append(_instructions_with_template())
+        outline = choose("outline", _OUTLINES)
+        descriptions = choose("field_descriptions", _FIELD_DESCRIPTIONS)
         budget = _budget(config.get("token_budget"))
         if budget is None:
             problems.append(_bad_budget(config["token_budget"]))
-        on_error = config.get("on_error", "raise")
-        if on_error not in _ON_ERROR:
-            problems.append(_bad_on_error(on_error))
+        on_error = choose("on_error", _ON_ERROR)
         type_settings = {k: v for k, v in config.items() if k in TYPE_MAPPING_KEYS}
         try:
             type_mapping = TypeMappingConfig.from_mapping(type_settings)
@@ -130,10 +171,50 @@ class StructureConfig:
             type_mapping=type_mapping,
             default_modifier=modifier,
             prompt_template=template if isinstance(template, str) else None,
-            instructions="system" if instructions == "system" else "human",
+            instructions=instructions,
+            shape=PromptShape(outline=outline, field_descriptions=descriptions),
             token_budget=budget or {},
-            on_error="continue" if on_error == "continue" else "raise",
+            on_error=on_error,
         )
+
+
+def _choice(
+    config: Mapping[str, object],
+    key: str,
+    choices: tuple[_Choice, ...],
+    *,
+    problems: list[Diagnostic],
+) -> _Choice:
+    """The setting ``key`` as one of ``choices`` (the first is its default); a value that
+    is none of them adds a diagnostic to ``problems`` and gives the default."""
+    value = config.get(key, choices[0])
+    chosen = next((choice for choice in choices if choice == value), None)
+    if chosen is None:
+        problems.append(_bad_choice(key, choices, value))
+        return choices[0]
+    return chosen
+
+
+def _bad_choice(key: str, choices: tuple[str, ...], value: object) -> Diagnostic:
+    listed = ", ".join(repr(choice) for choice in choices[:-1]) + f" or {choices[-1]!r}"
+    return Diagnostic(
+        severity="error",
+        message=f"{key!r} must be {listed}, got {value!r}",
+        hint=_CHOICE_HINTS[key],
+    )
+
+
+_CHOICE_HINTS = {
+    "instructions": "pass 'human' (the default: instructions and context in one message) or "
+    "'system' (instructions in the system message, the same for every call of a step)",
+    "outline": "pass 'path' (the default: every level from the root task down), 'root' (the "
+    "root task's text, then the node's) or 'node' (the node's text alone)",
+    "field_descriptions": "pass 'text' (the default: in the prompt and in the output schema) "
+    "or 'schema' (in the output schema alone)",
+    "on_error": "pass 'raise' (the default: a failed step stops the run) or 'continue' "
+    "(finish the other steps and list the failures in result.errors)",
+}
+"""How to fix each setting that takes one of a few names."""
 
 
 def _modifier(value: object) -> Modifier | None:
@@ -175,15 +256,6 @@ def _bad_template(value: object) -> Diagnostic:
     )
 
 
-def _bad_instructions(value: object) -> Diagnostic:
-    return Diagnostic(
-        severity="error",
-        message=f"'instructions' must be 'human' or 'system', got {value!r}",
-        hint="pass 'human' (the default: instructions and context in one message) or "
-        "'system' (instructions in the system message, the same for every call of a step)",
-    )
-
-
 def _instructions_with_template() -> Diagnostic:
     return Diagnostic(
         severity="error",
@@ -218,13 +290,4 @@ def _bad_budget(value: object) -> Diagnostic:
         f"model key, got {value!r}",
         hint="e.g. RunStructure({'token_budget': 4000}) or "
         "RunStructure({'token_budget': {'fast': 4000, '*': 16000}})",
-    )
-
-
-def _bad_on_error(value: object) -> Diagnostic:
-    return Diagnostic(
-        severity="error",
-        message=f"'on_error' must be 'raise' or 'continue', got {value!r}",
-        hint="pass 'raise' (the default: a failed step stops the run) or 'continue' "
-        "(finish the other steps and list the failures in result.errors)",
     )

@@ -19,6 +19,7 @@ from openai_server import OpenAICompatibleServer
 from pydantic import BaseModel, Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.prompts.template import LEAN_TEMPLATE
 
 pytestmark = [pytest.mark.local_model, pytest.mark.allow_hosts(["127.0.0.1"])]
 
@@ -174,3 +175,46 @@ def test_run_then_arun_in_a_notebook_on_chat_openai(
     results = asyncio.run(cell())
 
     assert [record.error for result in results for record in result.trace] == [None] * 4
+
+
+class Review(TreeNode):
+    """
+    ! together
+    Rate the product this review describes.
+    """
+
+    text: str = Field(description="The review, as the customer wrote it.")
+    verdict: Color = Field(description="Green to recommend, red to avoid, blue if unsure.")
+    reason: str = Field(description="One short sentence.")
+
+
+class TaskRateReviews(TreeNode):
+    """You help a shop decide which products to keep."""
+
+    reviews: list[Review] = Field(description="The reviews of this week.")
+
+
+def test_lean_prompts_run_on_chat_openai(
+    openai_compatible_server: OpenAICompatibleServer,
+) -> None:
+    """The lean settings leave the fields to the schema that ``json_schema`` sends: the
+    server constrains the answers to it, and each review gets a valid one (an answer cut
+    off at the output limit is asked again, as in any run)."""
+    model = openai_compatible_server.chat_model(max_tokens=256)
+    lean = {"outline": "root", "field_descriptions": "schema", "prompt_template": LEAN_TEMPLATE}
+    structure = RunStructure(lean, provider=LLMProvider({"default": model}))
+    structure.add(TaskRateReviews)
+    texts = ["The kettle broke after two days.", "Best toaster I ever owned."]
+
+    result = structure.run({TaskRateReviews: {"reviews": [{"text": t} for t in texts]}})
+
+    assert all(isinstance(review.verdict, Color) for review in result[TaskRateReviews].reviews)
+    answered = [record for record in result.trace if record.error is None]
+    assert len(answered) == 2
+    assert {record.messages[0].text for record in answered} == {
+        "# Rate Reviews\n\nYou help a shop decide which products to keep.\n\n"
+        "## Review\n\nRate the product this review describes."
+    }
+    assert sorted(record.messages[1].text for record in answered) == [
+        f"# Context\n\n## Text\n\n{text}\n" for text in sorted(texts)
+    ]
