@@ -1,7 +1,11 @@
 """A run of 551 calls that a test kills and resumes: ``python journal_worker.py JOURNAL
-CALL_LOG RESULT RUN_NUMBER`` runs the report tree with the journal, appending one line per
-model call (``RUN_NUMBER<TAB>node path<TAB>fields``) to CALL_LOG as the call starts, and
-writes the result's JSON to RESULT when the run finishes."""
+CALL_LOG RESULT RUN_NUMBER [STALL_AFTER]`` runs the report tree with the journal, appending
+one line per model call (``RUN_NUMBER<TAB>node path<TAB>fields``) to CALL_LOG as the call
+starts, and writes the result's JSON to RESULT when the run finishes.
+
+With STALL_AFTER, the calls after the first STALL_AFTER of this process never answer: a
+run the test means to kill cannot finish first, however late a busy machine lets the
+test look at the log."""
 
 from __future__ import annotations
 
@@ -62,10 +66,19 @@ def structure(model: FakeChatModel) -> RunStructure:
     return tree
 
 
-def main(journal: str, call_log: str, result: str, run_number: str) -> None:
+STALLED = 3600.0
+"""The latency of a call past STALL_AFTER: longer than any test waits."""
+
+
+def main(journal: str, call_log: str, result: str, run_number: str, stall_after: str = "") -> None:
+    made = 0
     with Path(call_log).open("a", buffering=1) as log:
 
         def latency(request: FakeRequest) -> float:
+            nonlocal made
+            made += 1
+            if stall_after and made > int(stall_after):
+                return STALLED
             log.write(f"{run_number}\t{request.node_path}\t{','.join(request.fields)}\n")
             return 0.01
 
@@ -75,4 +88,4 @@ def main(journal: str, call_log: str, result: str, run_number: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

@@ -234,8 +234,11 @@ WORKER = Path(__file__).with_name("journal_worker.py")
 KILLS = 10
 
 
-def start_worker(tmp_path: Path, run_number: int) -> subprocess.Popen[bytes]:
+def start_worker(
+    tmp_path: Path, run_number: int, stall_after: int | None = None
+) -> subprocess.Popen[bytes]:
     root = Path(__file__).parent.parent.parent
+    stall = [] if stall_after is None else [str(stall_after)]
     return subprocess.Popen(
         [
             sys.executable,
@@ -244,6 +247,7 @@ def start_worker(tmp_path: Path, run_number: int) -> subprocess.Popen[bytes]:
             str(tmp_path / "calls.log"),
             str(tmp_path / "result.json"),
             str(run_number),
+            *stall,
         ],
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},
@@ -263,9 +267,12 @@ def logged_calls(tmp_path: Path) -> list[tuple[int, str]]:
 def test_a_run_killed_again_and_again_resumes_to_the_same_result(tmp_path: Path) -> None:
     rng = random.Random(20261124)
     for run_number in range(KILLS):
-        worker = start_worker(tmp_path, run_number)
-        before = len(logged_calls(tmp_path))
-        target = before + rng.randint(15, 45)
+        calls = rng.randint(15, 45)
+        target = len(logged_calls(tmp_path)) + calls
+        # The worker stalls 20 calls past the kill's target, so it is killed mid-run even
+        # when the test looks late: the seed draws 305 calls in all, so at most
+        # 305 + 10 x 20 of the 551 go before the last run.
+        worker = start_worker(tmp_path, run_number, stall_after=calls + 20)
         deadline = time.monotonic() + 60
         while len(logged_calls(tmp_path)) < target and worker.poll() is None:
             assert time.monotonic() < deadline, "the worker made no progress"
