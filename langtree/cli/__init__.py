@@ -8,16 +8,19 @@ prompt a run would send, with its token count, as Markdown. ``langtree run
 PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
 tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
 ``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
-``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. A run whose tasks
-need inputs that no step generates (assets without a default) and that ``--input`` does
-not give is refused before any call. A run that fails, reaches a limit or is interrupted
-prints what had finished and exits with 1 (130 for Ctrl-C). ``langtree --version`` prints
-the installed version.
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. Every command takes
+``--config SPEC``, the settings of ``RunStructure(config)`` (a ``.json`` file holding one
+object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
+settings the options of ``run`` override. A run whose tasks need inputs that no step
+generates (assets without a default) and that ``--input`` does not give is refused before
+any call. A run that fails, reaches a limit or is interrupted prints what had finished and
+exits with 1 (130 for Ctrl-C). ``langtree --version`` prints the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
 environment errors (bad arguments, a missing file, an ``--input`` that cannot be read, is
-not a JSON object or lacks inputs the run needs, a ``--model`` that cannot be built); 130
+not a JSON object or lacks inputs the run needs, a ``--model`` that cannot be built, a
+``--config`` that cannot be read or whose settings ``RunStructure`` refuses); 130
 Ctrl-C; 141 the reader of the output went away (``langtree run ... | head -1``), the
 status a shell reports for a program ended by a broken pipe. Each error is one message
 without a traceback.
@@ -32,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langtree import __version__
+from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, variables_from
 from langtree.cli.run import add_run_command
 from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
@@ -118,6 +122,7 @@ def _add_targets_command(
     command.add_argument(
         "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
     )
+    add_config_option(command)
     command.set_defaults(handler=handler)
     return command
 
@@ -138,12 +143,14 @@ def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentP
         metavar="NAME=VALUE",
         help="an external prompt variable (repeatable)",
     )
+    add_config_option(command)
     command.set_defaults(handler=_prompts)
 
 
 def _check(arguments: argparse.Namespace) -> int:
+    config = read_config(arguments.config)
     classes, diagnostics = classes_in(arguments.targets)
-    structure, syntax = structure_of(classes)
+    structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax or diagnostics_of(structure)
     for diagnostic in diagnostics:
         print(diagnostic.render_compiler())
@@ -157,7 +164,7 @@ def _check(arguments: argparse.Namespace) -> int:
 
 
 def _graph(arguments: argparse.Namespace) -> int:
-    structure = valid_structure(arguments.targets)
+    structure = valid_structure(arguments.targets, read_config(arguments.config))
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, "")
@@ -167,7 +174,7 @@ def _graph(arguments: argparse.Namespace) -> int:
 
 def _prompts(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    structure = valid_structure([target])
+    structure = valid_structure([target], read_config(arguments.config))
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, task_name)

@@ -32,7 +32,7 @@ def read_inputs(
         raise LangTreeError(f"No task {task_name!r} found; the tasks are {found}")
     if path is None:
         return {}
-    values = _json_object(path, _inputs_hint(structure, task_name))
+    values = json_object(path, "inputs", _inputs_hint(structure, task_name))
     if not task_name:
         return values
     tag = task_tag(task_name)
@@ -91,14 +91,19 @@ def _inputs_hint(structure: RunStructure, task_name: str) -> str:
     return f'write the values by task, e.g. {{"{names[0]}": {{"field": "value"}}}}'
 
 
-def _json_object(path: Path, hint: str) -> dict[object, object]:
+def json_object(path: Path, subject: str, hint: str) -> dict[object, object]:
     """The JSON object ``path`` holds (UTF-8, with or without a byte order mark).
+
+    Args:
+        path: The file.
+        subject: What the file holds, for the messages (``"inputs"``).
+        hint: How to write the object, for a file that holds something else.
 
     Raises:
         LangTreeError: The file cannot be read, is not UTF-8 JSON, nests values more than
             ``MAX_INPUT_DEPTH`` levels deep, or holds something other than an object.
     """
-    cannot = f"Cannot read inputs from {str(path)!r}"
+    cannot = f"Cannot read {subject} from {str(path)!r}"
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
@@ -111,8 +116,8 @@ def _json_object(path: Path, hint: str) -> dict[object, object]:
     values = json_value(text, cannot)
     if not isinstance(values, dict):
         raise LangTreeError(
-            f"Inputs in {str(path)!r} must be a JSON object, not {_json_kind(values)}\n"
-            f"  hint: {hint}"
+            f"{subject[:1].upper()}{subject[1:]} in {str(path)!r} must be a JSON object, "
+            f"not {_json_kind(values)}\n  hint: {hint}"
         )
     return values
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from langchain_core.runnables import Runnable
 
 from langtree.api import RunStructure
-from langtree.errors import LangTreeError, StructureError
+from langtree.cli.named import named_object
+from langtree.errors import LangTreeError
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
-from langtree.structure.discovery import load_modules
 from langtree.testing import FakeChatModel
 
 
@@ -51,24 +51,12 @@ def _named_provider(spec: str | None, keys: list[str], method: MethodChoice | No
         return _same_model(default_local_model, keys, method)
     if spec == "fake":
         return _same_model(FakeChatModel, keys, method)
-    module_name, colon, attribute = spec.rpartition(":")
-    if not colon or not module_name or not attribute:
-        raise LangTreeError(
-            f"--model takes 'fake' or module:attribute, got {spec!r}\n"
-            "  hint: e.g. --model my_models:provider (an LLMProvider or a chat model)"
-        )
-    try:
-        modules = load_modules(module_name)
-    except StructureError as error:
-        rendered = "\n".join(diagnostic.render_compiler() for diagnostic in error.diagnostics)
-        raise LangTreeError(
-            f"--model {spec!r}: cannot import {module_name!r}:\n{rendered}"
-        ) from None
-    except LangTreeError as error:
-        raise LangTreeError(f"--model {spec!r}: cannot import {module_name!r}: {error}") from None
-    found = getattr(modules[0], attribute, None) if len(modules) == 1 else None
-    if found is None:
-        raise LangTreeError(f"--model {spec!r}: {module_name!r} has no attribute {attribute!r}")
+    found = named_object(
+        "--model",
+        spec,
+        malformed=f"--model takes 'fake' or module:attribute, got {spec!r}\n"
+        "  hint: e.g. --model my_models:provider (an LLMProvider or a chat model)",
+    )
     return _as_provider(found, spec, keys, method)
 
 

@@ -7,9 +7,11 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from langtree.api import RunStructure
+from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, require_inputs, variables_from
 from langtree.cli.models import model_keys, provider_for
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
@@ -24,6 +26,7 @@ from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import TraceRecord
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import UsageLimits
+from langtree.structure.config import ConfigInput
 from langtree.structure.tree import task_tag
 
 
@@ -72,6 +75,7 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         help="print what the run would cost (calls and input tokens, per step and per "
         "model) and exit, building no model",
     )
+    add_config_option(command, run=True)
     _add_run_settings(command)
     command.set_defaults(handler=run_tree)
 
@@ -128,7 +132,9 @@ def _add_run_settings(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _run_options(arguments: argparse.Namespace) -> RunOptions:
+def _run_options(arguments: argparse.Namespace, limits: UsageLimits) -> RunOptions:
+    """The run settings the options give, which override the config's; ``--max-calls``
+    and ``--max-tokens`` replace those figures of the config's ``limits``, not the rest."""
     options: RunOptions = {}
     for name in ("max_concurrency", "max_retries", "call_timeout", "deadline"):
         value = getattr(arguments, name)
@@ -148,16 +154,18 @@ def _run_options(arguments: argparse.Namespace) -> RunOptions:
         options["cache"] = ResponseCache(arguments.cache, max_age=arguments.cache_max_age)
     if arguments.no_cache:
         options["cache"] = False
-    if arguments.max_calls is not None or arguments.max_tokens is not None:
-        options["usage_limits"] = UsageLimits(
-            calls=arguments.max_calls, total_tokens=arguments.max_tokens
+    given = {"calls": arguments.max_calls, "total_tokens": arguments.max_tokens}
+    if any(value is not None for value in given.values()):
+        options["usage_limits"] = replace(
+            limits, **{name: value for name, value in given.items() if value is not None}
         )
     return options
 
 
 def run_tree(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    checked = valid_structure([target])
+    config = read_config(arguments.config)
+    checked = valid_structure([target], config)
     if checked is None:
         return 1
     rows = is_rows_file(arguments.input)
@@ -166,10 +174,11 @@ def run_tree(arguments: argparse.Namespace) -> int:
         require_inputs(checked, inputs, task_name, arguments.input)
     variables = variables_from(arguments.var)
     if arguments.dry_run:
-        return _dry_run(checked, inputs, variables, task_name, rows=rows)
+        return _dry_run(_running(checked, task_name, config), inputs, variables, rows=rows)
     keys = model_keys(checked, inputs)
     provider = provider_for(arguments.model, keys, arguments.method)
-    structure = _running(checked, task_name, provider)
+    structure = _running(checked, task_name, config, provider)
+    limits = structure.settings.usage_limits
     if rows:
         assert arguments.input is not None
         source = RowsRun(
@@ -177,7 +186,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
             output=arguments.output,
             task_name=task_name,
             variables=variables,
-            options=_run_options(arguments),
+            options=_run_options(arguments, limits),
             ordered=not arguments.as_completed,
         )
         return run_rows(structure, source)
@@ -200,7 +209,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
         else None,
     )
     started = time.perf_counter()
-    runnable = structure.build(variables, **_run_options(arguments))
+    runnable = structure.build(variables, **_run_options(arguments, limits))
     try:
         result = runnable.invoke(inputs, config={"callbacks": [progress]})
     except (StepFailedError, RunLimitError, RunInterrupted) as error:
@@ -217,10 +226,14 @@ def run_tree(arguments: argparse.Namespace) -> int:
 
 
 def _running(
-    checked: RunStructure, task_name: str, provider: LLMProvider | None = None
+    checked: RunStructure,
+    task_name: str,
+    config: ConfigInput,
+    provider: LLMProvider | None = None,
 ) -> RunStructure:
-    """The tasks that run (all, or the one ``task_name`` names) on ``provider``."""
-    structure = RunStructure(checked.config, provider=provider)
+    """The tasks that run (all, or the one ``task_name`` names) on ``provider``, with the
+    settings ``config`` (those of ``checked``: its run settings too)."""
+    structure = RunStructure(config, provider=provider)
     for tag, cls in checked.tasks.items():
         if not task_name or tag == task_tag(task_name):
             structure.add(cls)
@@ -228,10 +241,9 @@ def _running(
 
 
 def _dry_run(
-    checked: RunStructure,
+    structure: RunStructure,
     inputs: dict[object, object],
     variables: dict[str, object],
-    task_name: str,
     *,
     rows: bool,
 ) -> int:
@@ -241,7 +253,7 @@ def _dry_run(
             "--dry-run estimates one run, not a dataset\n"
             "  hint: pass one row's values as a .json file, or see `langtree prompts`"
         )
-    print(_running(checked, task_name).prompts(inputs, variables).cost_markdown())
+    print(structure.prompts(inputs, variables).cost_markdown())
     return 0
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from langtree.api import RunStructure
 from langtree.errors import Diagnostic, StructureError
+from langtree.structure.config import ConfigInput
 from langtree.structure.discovery import load_modules, node_classes
 from langtree.structure.texts import class_parse_diagnostics
 from langtree.structure.tree import task_tag
@@ -29,10 +30,13 @@ def classes_in(targets: Sequence[str]) -> tuple[list[type[TreeNode]], list[Diagn
     return ([] if problems else classes), problems
 
 
-def structure_of(classes: list[type[TreeNode]]) -> tuple[RunStructure, list[Diagnostic]]:
-    """The tasks among ``classes`` in one structure, or the syntax errors that prevent it."""
+def structure_of(
+    classes: list[type[TreeNode]], config: ConfigInput
+) -> tuple[RunStructure, list[Diagnostic]]:
+    """The tasks among ``classes`` in one structure with the settings ``config`` (as
+    ``--config`` gives them, checked), or the syntax errors that prevent it."""
     syntax = [diagnostic for cls in classes for diagnostic in class_parse_diagnostics(cls)]
-    structure = RunStructure()
+    structure = RunStructure(config)
     if not syntax:
         for cls in classes:
             if task_tag(cls.__name__) is not None:
@@ -49,10 +53,11 @@ def diagnostics_of(structure: RunStructure) -> list[Diagnostic]:
         )
 
 
-def valid_structure(targets: Sequence[str]) -> RunStructure | None:
-    """The tasks found, validated; ``None`` after printing the errors to stderr."""
+def valid_structure(targets: Sequence[str], config: ConfigInput) -> RunStructure | None:
+    """The tasks found, with the settings ``config``, validated; ``None`` after printing
+    the errors to stderr."""
     classes, diagnostics = classes_in(targets)
-    structure, syntax = structure_of(classes)
+    structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax
     if not diagnostics:
         diagnostics = [d for d in diagnostics_of(structure) if d.severity == "error"]
