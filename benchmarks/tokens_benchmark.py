@@ -14,7 +14,7 @@ that declaration and ``{"instructions": "system"}``; and with that declaration a
 lean settings (``"outline": "root"``, ``"field_descriptions": "schema"`` and
 ``LEAN_TEMPLATE``: the texts a hand-written prompt holds).
 
-A call's input tokens are its messages' text and its tool's JSON schema (compact JSON),
+A call's input tokens are its messages' text and its tool (name and JSON schema, compact),
 counted with ``cl100k_base`` the same way for every version; what each provider adds
 around messages and tools is left out, as it is the same for both. *Uncached* tokens are
 what a provider that caches repeated prompt prefixes bills at the full rate: a call's
@@ -131,9 +131,10 @@ class Tokens:
 
 
 def parts(call: FakeRequest) -> list[str]:
-    """A call's parts in the order providers read them: the tool schema, then each
-    message's text."""
-    schema = json.dumps(call.schema, separators=(",", ":")) if call.schema else ""
+    """A call's parts in the order providers read them: the tool (its name and its
+    arguments' schema), then each message's text."""
+    tool = {**call.schema, "title": call.tool_name} if call.schema else None
+    schema = json.dumps(tool, separators=(",", ":")) if tool else ""
     return [schema, *(message.text for message in call.messages)]
 
 

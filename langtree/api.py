@@ -28,6 +28,7 @@ from langtree.runtime.progress_bar import ProgressBar
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.runnable import DEFAULT_NAME, RunInputs, run_runnable
+from langtree.runtime.schema import schema_tokens
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
 from langtree.runtime.shared import SharedCalls
@@ -185,8 +186,12 @@ class RunStructure(TreeStructure):
                 are missing, or mapped data does not fit.
         """
         checked = self._checked_inputs(inputs)
-        prompts = preview_prompts(self._prompt_setup(checked, checked_variables(variables)))
-        return Prompts(self._budgeted(prompt) for prompt in prompts)
+        setup = self._prompt_setup(checked, checked_variables(variables))
+        schemas = schema_tokens(setup)
+        return Prompts(
+            self._budgeted(replace(prompt, schema_tokens=schemas.get(prompt.step_id)))
+            for prompt in preview_prompts(setup)
+        )
 
     def _prompt_setup(
         self, inputs: Mapping[object, object], variables: Mapping[str, object]

@@ -192,7 +192,10 @@ def _prompts(arguments: argparse.Namespace) -> int:
 
 def _prompts_markdown(prompts: Prompts) -> str:
     total = sum(prompt.token_count for prompt in prompts)
-    parts = [f"# {len(prompts)} prompt(s), {total} tokens", prompts.cost_markdown()]
+    parts = [
+        f"# {len(prompts)} prompt(s), {total} tokens in their messages",
+        prompts.cost_markdown(),
+    ]
     for number, prompt in enumerate(prompts, start=1):
         model = f"model `{prompt.model}`" if prompt.model else "the default model"
         budget = (

@@ -2,9 +2,9 @@
 
 ``RunStructure.prompts()`` returns `Prompts`, a list of the dry run's step prompts
 that also totals them: each prompt is one call per sample (``resample(n)`` makes n), and
-each call sends the prompt's tokens. Retries, and the elements of lists a model writes
-(shown once, as ``[*]``), are not known before the run, so the figures are a lower
-bound of what the run sends; output tokens are not estimated.
+each call sends the prompt's tokens and its step's output schema. Retries, and the
+elements of lists a model writes (shown once, as ``[*]``), are not known before the run,
+so the figures are a lower bound of what the run sends; output tokens are not estimated.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Cost:
     Attributes:
         prompts: The step instances (prompts) in the group.
         calls: The model calls they make: each prompt once per sample.
-        input_tokens: The tokens those calls send.
+        input_tokens: The tokens those calls send: messages, assets and output schemas.
         over_budget: The prompts over their model's token budget.
     """
 
@@ -42,7 +42,7 @@ class Cost:
         return Cost(
             prompts=self.prompts + 1,
             calls=self.calls + prompt.samples,
-            input_tokens=self.input_tokens + prompt.token_count * prompt.samples,
+            input_tokens=self.input_tokens + prompt.call_tokens * prompt.samples,
             over_budget=self.over_budget + prompt.over_budget,
         )
 

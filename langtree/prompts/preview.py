@@ -34,7 +34,7 @@ from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.assets import Asset
 from langtree.structure.config import PromptShape
 from langtree.structure.context import ContextPath
-from langtree.structure.known import known_fields, supplied_fields
+from langtree.structure.known import KnownFields, known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import title_from_name
@@ -72,6 +72,10 @@ class StepPrompt:
         samples: How many calls the prompt makes: its step's ``resample(n)`` (1: once).
         asset_fields: Where each of ``assets`` was given, e.g. ``'TaskDescribe.photo'``
             (see `AssetSources`).
+        schema_tokens: The tokens of the step's output schema (compact JSON), which the
+            model receives with every call besides the messages; `RunStructure.prompts()`
+            sets them, counted when first read (``None``: not known, or an output that
+            nests too deep for pydantic to build its schema, which the run refuses).
     """
 
     step_id: str
@@ -86,6 +90,7 @@ class StepPrompt:
     assets: tuple[Asset, ...] = ()
     asset_fields: tuple[str, ...] = ()
     samples: int = 1
+    schema_tokens: PromptTokens | None = None
 
     @property
     def token_count(self) -> int:
@@ -97,6 +102,12 @@ class StepPrompt:
     def encoding(self) -> str:
         """The tiktoken encoding that counts the tokens (see `langtree.prompts.tokens`)."""
         return self.tokens.encoding
+
+    @property
+    def call_tokens(self) -> int:
+        """The input tokens of one call: `token_count` and the output schema's."""
+        schema = self.schema_tokens.count if self.schema_tokens is not None else 0
+        return self.token_count + schema
 
     @property
     def over_budget(self) -> bool:
@@ -161,17 +172,21 @@ class PromptSetup:
     model_names: Mapping[str | None, str | None]
     shape: PromptShape
 
+    def known(self) -> KnownFields:
+        """The known fields by node tag (DESIGN D2): given, defaulted or mapped."""
+        supplied = supplied_fields(self.registry, self.inputs)
+        return known_fields(self.registry, list(self.analysis.flows), supplied)
+
     def builder(self, state: RunState) -> PromptBuilder:
         """Builds the prompts from ``state``, as its values become known."""
         flows = list(self.analysis.flows)
-        supplied = supplied_fields(self.registry, self.inputs)
         return PromptBuilder(
             state,
             self.variables,
             self.template,
             self.model_names,
             prompt_names=prompt_variable_names(flows),
-            known=known_fields(self.registry, flows, supplied),
+            known=self.known(),
             contexts={
                 tag: setting.context
                 for tag, setting in self.analysis.settings.items()

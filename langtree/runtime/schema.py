@@ -13,6 +13,7 @@ their command lines (``! ...``) and ``{placeholders}``, which only LangTree reso
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any
 
@@ -20,12 +21,14 @@ from pydantic import BaseModel, Field, create_model
 
 from langtree.dsl.extraction import extract_commands
 from langtree.errors import CommandParseError, StructureError
+from langtree.prompts.preview import PromptSetup
+from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.known_parts import KnownParts
 from langtree.structure.plan import PlanStep
 from langtree.structure.tree import Node, node_diagnostic
 from langtree.structure.tree_node import display_name
 
-__all__ = ["clean_description", "output_schema", "step_model", "tool_schema"]
+__all__ = ["clean_description", "output_schema", "schema_tokens", "step_model", "tool_schema"]
 
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -68,10 +71,10 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
             annotation = Annotated[(annotation, *metadata)]
         definitions[name] = (annotation, Field(description=description))
     class_name = _NOT_A_NAME.sub("_", f"{display_name(node.node_class)}_{'_'.join(step.fields)}")
+    # No docstring: it would be the tool's description, sent with every call, and the
+    # class's name (the tool's) already says which node and fields it fills.
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
-        class_name,
-        __doc__=f"The fields {', '.join(step.fields)} of {step.element_path}.",
-        **definitions,
+        class_name, **definitions
     )
     return model
 
@@ -98,6 +101,30 @@ def output_schema(
             "the nodes below are generated step by step, or nest the classes less deeply"
         )
         raise StructureError([node_diagnostic(node, message, hint)]) from None
+
+
+def schema_tokens(setup: PromptSetup) -> dict[str, PromptTokens]:
+    """The tokens of each model step's output schema, by step id, as the cost of a run
+    counts them: the schema a call sends (`output_schema()`) as compact JSON, uncounted
+    until read. Providers wrap a schema in their own way (a tool, a response format, a
+    JSON-mode instruction), which adds a few tokens that are not counted.
+
+    A step whose output nests too deep for pydantic to build its schema has none here:
+    its prompt can still be previewed, and the run refuses the step (`output_schema()`).
+    """
+    parts = KnownParts(setup.registry, setup.known())
+    counted: dict[str, PromptTokens] = {}
+    for step in setup.plan.steps:
+        node = setup.registry.get(step.node_tag)
+        if step.transform is not None or node is None or step.id in counted:
+            continue
+        try:
+            _, schema = output_schema(node, step, parts)
+        except StructureError:  # too deep: the run reports it, the preview still shows
+            continue
+        text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+        counted[step.id] = PromptTokens(text, setup.model_names.get(step.model, step.model))
+    return counted
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")

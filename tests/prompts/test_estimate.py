@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import Field
 
-from langtree import RunStructure, TreeNode
+from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.prompts.estimate import Cost, Prompts
+from langtree.prompts.tokens import PromptTokens, count_tokens
+from langtree.testing import FakeChatModel
 
 
 class Item(TreeNode):
@@ -49,7 +53,7 @@ def test_prompts_are_still_a_list() -> None:
 
 def test_each_prompt_costs_one_call_per_sample() -> None:
     prompts = shelf_prompts()
-    tokens = {prompt.step_id: prompt.token_count for prompt in prompts}
+    tokens = {prompt.step_id: prompt.call_tokens for prompt in prompts}
     by_step = prompts.by_step()
 
     assert by_step == {
@@ -73,6 +77,37 @@ def test_each_prompt_costs_one_call_per_sample() -> None:
             + by_step["task.shelf:label"].input_tokens,
         ),
     }
+
+
+def test_each_call_counts_its_output_schema_as_the_model_receives_it() -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model, "fast": model}))
+    structure.add(TaskShelf)
+    inputs = {TaskShelf: {"items": [{}, {}]}}
+    prompts = structure.prompts(inputs)
+    structure.run(inputs)
+
+    # What the model receives: the tool's name and its arguments' schema.
+    sent = {
+        call.tool_name: json.dumps({**call.schema, "title": call.tool_name}, separators=(",", ":"))
+        for call in model.calls
+        if call.schema is not None
+    }
+    assert [prompt.schema_tokens for prompt in prompts] == [
+        PromptTokens(sent[name], model_name)
+        for name, model_name in [
+            ("Item_name", "fast"),
+            ("Item_name", "fast"),
+            ("Item_note", "default"),
+            ("Item_note", "default"),
+            ("TaskShelf_label", "default"),
+        ]
+    ]
+    assert [prompt.call_tokens - prompt.token_count for prompt in prompts] == [
+        count_tokens(sent[name]).count
+        for name in ["Item_name", "Item_name", "Item_note", "Item_note", "TaskShelf_label"]
+    ]
+    assert prompts[0].schema_tokens is prompts[1].schema_tokens  # counted once per step kind
 
 
 def test_prompts_over_their_budget_are_counted() -> None:
