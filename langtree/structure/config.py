@@ -197,10 +197,11 @@ def _choice(
 
 def _bad_choice(key: str, choices: tuple[str, ...], value: object) -> Diagnostic:
     listed = ", ".join(repr(choice) for choice in choices[:-1]) + f" or {choices[-1]!r}"
+    close = suggest(str(value), choices, fallback="") if isinstance(value, str) else ""
     return Diagnostic(
         severity="error",
         message=f"{key!r} must be {listed}, got {value!r}",
-        hint=_CHOICE_HINTS[key],
+        hint=f"{close + ' ' if close else ''}{_CHOICE_HINTS[key]}",
     )
 
 

@@ -302,8 +302,15 @@ def test_a_template_with_an_empty_system_block_sends_the_human_message_alone() -
             "pass 'text' (the default: in the prompt and in the output schema) or "
             "'schema' (in the output schema alone)",
         ),
+        (
+            {"outline": "rooot"},
+            "'outline' must be 'path', 'root' or 'node', got 'rooot'",
+            "did you mean 'root'? pass 'path' (the default: every level from the root task "
+            "down), 'root' (the root task's text, then the node's) or 'node' (the node's "
+            "text alone)",
+        ),
     ],
-    ids=["outline", "field-descriptions"],
+    ids=["outline", "field-descriptions", "misspelt-outline"],
 )
 def test_a_bad_shape_setting_is_an_error(
     config: dict[str, object], message: str, hint: str
