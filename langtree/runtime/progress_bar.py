@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 from uuid import UUID
 
@@ -54,13 +55,25 @@ class ProgressBar(RunProgress):
         interval: The fewest seconds between two redraws (the last one is always drawn),
             so that a run of thousands of calls does not flood the notebook.
         stream: Where the line goes outside a notebook (default: ``sys.stderr``).
+        clock: Seconds from any fixed point, read to space the redraws (default:
+            ``time.monotonic``).
     """
 
-    def __init__(self, total: int, *, interval: float = 0.1, stream: TextIO | None = None):
+    def __init__(
+        self,
+        total: int,
+        *,
+        interval: float = 0.1,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         super().__init__(total, on_change=self._changed)
         self._interval = interval
         self._stream = stream
-        self._drawn_at = 0.0
+        self._clock = clock
+        # None until the first redraw, which is never held back: a clock's zero is any
+        # point (time.monotonic counts from boot), so no time can stand for "never".
+        self._drawn_at: float | None = None
         self._handle = _notebook_handle(progress_text(0, total, 0))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -76,8 +89,9 @@ class ProgressBar(RunProgress):
             self._draw_last()
 
     def _changed(self, done: int, total: int, failed: int) -> None:
-        now = time.monotonic()
-        if self._live() and now - self._drawn_at >= self._interval:
+        now = self._clock()
+        due = self._drawn_at is None or now - self._drawn_at >= self._interval
+        if self._live() and due:
             self._drawn_at = now
             self._draw(progress_text(done, total, failed), end="\r")
 

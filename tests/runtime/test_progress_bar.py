@@ -119,12 +119,37 @@ def test_a_log_gets_only_the_last_line() -> None:
     assert log.getvalue() == "langtree ▕████████████████████▏ 3/3 calls, 0 failed\n"
 
 
-def test_redraws_are_at_most_one_per_interval(notebook: Notebook) -> None:
-    run_with(ProgressBar(3, interval=3600))
+class Clock:
+    """A clock that reads ``start`` and moves on by ``step`` seconds at each read."""
+
+    def __init__(self, start: float, step: float = 0.0) -> None:
+        self.now = start - step
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize("start", [0.0, 5.0, 1e6], ids=["at zero", "just after boot", "later"])
+def test_redraws_are_at_most_one_per_interval(notebook: Notebook, start: float) -> None:
+    run_with(ProgressBar(3, interval=3600, clock=Clock(start)))
 
     assert notebook.shown == [
         "langtree ▕····················▏ 0/3 calls, 0 failed",
         "langtree ▕██████··············▏ 1/3 calls, 0 failed",
+        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
+    ]
+
+
+def test_a_change_an_interval_after_the_last_redraw_is_drawn(notebook: Notebook) -> None:
+    run_with(ProgressBar(3, interval=10, clock=Clock(0.0, step=10)))
+
+    assert notebook.shown == [
+        "langtree ▕····················▏ 0/3 calls, 0 failed",
+        "langtree ▕██████··············▏ 1/3 calls, 0 failed",
+        "langtree ▕█████████████·······▏ 2/3 calls, 0 failed",
+        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
         "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
     ]
 
