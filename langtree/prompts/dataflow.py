@@ -223,12 +223,15 @@ def _send(
         return
     value = _sent_value(flow, sent)
     leaf = _leaf_destination(flow)
+    # Values that several commands (or instances) send to one place keep their definition
+    # order, whichever was carried out first.
+    order = (flow.position, *(-1 if index is None else index for index in cwd.indices))
     for address in _destination_addresses(state, flow, cwd):
         if mapping_flow.scope == "outputs":
             entry = Output(name=mapping_flow.name, value=value, field=leaf)
-            state.outputs.setdefault(address, []).append(entry)
+            state.send_output(address, entry, order)
         else:
-            state.send_prompt_value(address, mapping_flow.name, value)
+            state.send_prompt_value(address, mapping_flow.name, value, order)
 
 
 def _sent_value(flow: Flow, sent: _Sent) -> object:

@@ -41,7 +41,8 @@ class CommandReadiness:
     """The commands still waiting, and which of them are ready as step writes settle.
 
     Steps may settle in any order (`settle()`). A command is ready once no unsettled
-    step generates a field it reads and no other waiting command writes one; readiness is
+    step generates a field it reads and no other waiting command writes one (but a later
+    command that writes the same field: such commands go in definition order); readiness is
     checked only for the commands a settled field or a carried-out command concerns.
     Ready commands write their ``value`` targets first (`_write()`), then send
     ``prompt`` and ``outputs`` values, so that these reach the elements the writes create.
@@ -54,9 +55,17 @@ class CommandReadiness:
         self.waiting = set(range(len(self.flows)))
         self.reads = [flow_reads(registry, flow) for flow in self.flows]
         self.readers = _index(self.reads)
-        writers = _index(flow_writes(registry, flow) for flow in self.flows)
+        writes = [flow_writes(registry, flow) for flow in self.flows]
+        writers = _index(writes)
+        # Commands that write the same field go in definition order (flows are in it):
+        # each sees what the earlier ones wrote, and the last one's values stay.
         self.blockers = [
-            {other for key in keys for other in writers.get(key, ())} - {index}
+            {
+                other
+                for key in keys
+                for other in writers.get(key, ())
+                if other != index and not (other > index and key in writes[index])
+            }
             for index, keys in enumerate(self.reads)
         ]
         self.unblocks: dict[int, list[int]] = defaultdict(list)

@@ -18,10 +18,11 @@ value: an error at once, or, in a run that continues after failures, a
 
 from __future__ import annotations
 
+import bisect
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
@@ -37,6 +38,7 @@ __all__ = [
     "OnMissing",
     "Output",
     "RunState",
+    "SendOrder",
     "copied",
     "elements",
     "fill_defaults",
@@ -70,6 +72,12 @@ class Output:
     field: str | None = None
 
 
+SendOrder: TypeAlias = tuple[int, ...]
+"""Where a sent value stands among those sent to one place: the command's position in
+definition order, then the indices of the instance that sent it (``-1`` for ``[*]``)."""
+
+_T = TypeVar("_T")
+
 OnMissing: TypeAlias = Literal["raise", "continue"]
 """What a missing value does: raise an ``ExecutionError`` at once, or be kept in
 `RunState.missing` while the run goes on (a run with ``on_error="continue"``)."""
@@ -101,10 +109,12 @@ class RunState:
 
     Attributes:
         roots: Each root task's values by tag: dicts for nodes, lists for node lists.
-        prompt_values: Values for ``{name}`` in an instance's texts, one per source.
+        prompt_values: Values for ``{name}`` in an instance's texts, one per source, in the
+            order of what sent them.
         prompt_names: The names in ``prompt_values`` of each instance, in arrival order
             (so that one instance's values are found without a scan of every instance's).
-        outputs: Context entries sent to an instance, in arrival order.
+        outputs: Context entries sent to an instance, in the order of what sent them.
+        sent_order: The `SendOrder` of each value in ``prompt_values`` and ``outputs``.
         generated: The fields of each instance that steps have written.
         on_missing: What a missing value does (see `OnMissing`).
         missing: The missing values kept so far (with ``on_missing="continue"``).
@@ -115,6 +125,7 @@ class RunState:
     prompt_values: dict[tuple[Address, str], list[object]] = field(default_factory=dict)
     prompt_names: dict[Address, list[str]] = field(default_factory=dict)
     outputs: dict[Address, list[Output]] = field(default_factory=dict)
+    sent_order: dict[object, list[SendOrder]] = field(default_factory=dict)
     generated: dict[Address, set[str]] = field(default_factory=dict)
     on_missing: OnMissing = "raise"
     missing: list[MissingValue] = field(default_factory=list)
@@ -146,13 +157,27 @@ class RunState:
             check_unicode(roots[root.tag], root.tag)
         return cls(registry=registry, roots=roots, on_missing=on_missing)
 
-    def send_prompt_value(self, address: Address, name: str, value: object) -> None:
-        """Add one source's value for ``{name}`` in an instance's texts."""
+    def send_prompt_value(
+        self, address: Address, name: str, value: object, order: SendOrder = ()
+    ) -> None:
+        """Add one source's value for ``{name}`` in an instance's texts, at its place in
+        the ``order`` of what sent them (the same whichever source finished first)."""
         sources = self.prompt_values.get((address, name))
         if sources is None:
             sources = self.prompt_values[(address, name)] = []
             self.prompt_names.setdefault(address, []).append(name)
-        sources.append(value)
+        self._insert(("prompt", address, name), sources, value, order)
+
+    def send_output(self, address: Address, entry: Output, order: SendOrder = ()) -> None:
+        """Add a context entry for an instance, at its place in the ``order`` of what
+        sent them."""
+        self._insert(("outputs", address), self.outputs.setdefault(address, []), entry, order)
+
+    def _insert(self, key: object, items: list[_T], item: _T, order: SendOrder) -> None:
+        orders = self.sent_order.setdefault(key, [])
+        at = bisect.bisect_right(orders, order)
+        orders.insert(at, order)
+        items.insert(at, item)
 
     def prompt_values_of(self, address: Address) -> dict[str, list[object]]:
         """The values sent for each ``{name}`` in an instance's texts, by name."""
@@ -242,6 +267,12 @@ class RunState:
                     if isinstance(element, dict):
                         fill_defaults(self.registry, child, element, every=True)
         target.update(values)
+        # Steps of one node that run in no set order (a @parallel node's) write in any
+        # order: the values keep the fields' declared order, so that they show the same.
+        ordered = {f.name: target.pop(f.name) for f in node.fields if f.name in target}
+        ordered.update(target)
+        target.clear()
+        target.update(ordered)
         self.generated.setdefault(address, set()).update(values)
 
 

@@ -59,6 +59,31 @@ def _levels(registry: NodeRegistry, step: PlanStep, prerequisite: PlanStep) -> i
     return max([shared, *aligned])
 
 
+def _transitive_needs(registry: NodeRegistry, steps: Sequence[PlanStep]) -> list[list[Need]]:
+    """For each step, every step it waits for, directly or through others.
+
+    An instance waits for its prerequisites' prerequisites too, not only through the
+    prerequisites' instances: a prerequisite with no instance in the instance's branch
+    (an empty list) finishes at once, and the steps behind it must still be done first,
+    as the plan's order says. Through a chain, an instance matches on the fewest index
+    levels any link of the chain matches on.
+    """
+    position_of = {step.id: position for position, step in enumerate(steps)}
+    closure: list[dict[int, int]] = []
+    for step in steps:
+        levels: dict[int, int] = {}
+        for dep in step.depends_on:
+            if dep not in position_of:
+                continue
+            position = position_of[dep]
+            direct = _levels(registry, step, steps[position])
+            for further, further_levels in [(position, direct), *closure[position].items()]:
+                chained = min(direct, further_levels)
+                levels[further] = min(levels.get(further, chained), chained)
+        closure.append(levels)
+    return [[Need(dep, levels) for dep, levels in sorted(needs.items())] for needs in closure]
+
+
 class InstanceWaits:
     """The instances of opened steps, and which of them may start.
 
@@ -69,15 +94,7 @@ class InstanceWaits:
     """
 
     def __init__(self, registry: NodeRegistry, steps: Sequence[PlanStep]) -> None:
-        position_of = {step.id: position for position, step in enumerate(steps)}
-        self.needs: list[list[Need]] = [
-            [
-                Need(position_of[dep], _levels(registry, step, steps[position_of[dep]]))
-                for dep in step.depends_on
-                if dep in position_of
-            ]
-            for step in steps
-        ]
+        self.needs = _transitive_needs(registry, steps)
         self.levels: dict[int, set[int]] = defaultdict(set)
         for needs in self.needs:
             for dep, levels in needs:

@@ -11,7 +11,7 @@ levels are right. Every mapping's target is checked, whatever its source, so tha
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
@@ -56,13 +56,19 @@ class MappingFlow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Flow:
-    """An ``@each``/``@all`` command resolved against the tree."""
+    """An ``@each``/``@all`` command resolved against the tree.
+
+    Attributes:
+        position: The command's place among every resolved command, in tree order (the
+            definition order in which several commands' values reach one place).
+    """
 
     command: NodeCommand
     node: Node
     inclusion: ResolvedPath | None
     destination: ResolvedPath | None
     mappings: tuple[MappingFlow, ...]
+    position: int = 0
 
     @property
     def is_each(self) -> bool:
@@ -94,7 +100,7 @@ def resolve_flows(registry: NodeRegistry) -> tuple[list[Flow], list[Diagnostic]]
             if isinstance(node_command.command, EachCommand | AllCommand):
                 flow = _Resolver(registry, node, node_command, diagnostics).resolve()
                 if flow is not None:
-                    flows.append(flow)
+                    flows.append(replace(flow, position=len(flows)))
     return flows, diagnostics
 
 
