@@ -263,6 +263,7 @@ class PromptBuilder:
             known=self.known,
             contexts=self.contexts,
             shape=self.shape,
+            unseen=step.unseen,
         )
 
     def asset_source(self, asset: Asset) -> AssetSource:

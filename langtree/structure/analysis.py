@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
 from langtree.structure.assets import check_assets
-from langtree.structure.config import StructureConfig
+from langtree.structure.config import Outline, StructureConfig
 from langtree.structure.flows import Flow, resolve_flows
 from langtree.structure.known import KnownFields, known_fields
 from langtree.structure.placeholders import check_placeholders
@@ -42,6 +42,7 @@ class Analysis:
     """
 
     flows: tuple[Flow, ...]
+    outline: Outline
     variables: AssemblyVariables
     settings: dict[str, NodeSettings]
     plan: ExecutionPlan
@@ -93,6 +94,7 @@ def analyse(
     diagnostics += check_transform_targets(registry, flows, transforms)
     checked = Analysis(
         flows=tuple(flows),
+        outline=config.shape.outline,
         variables=variables,
         settings=settings,
         plan=ExecutionPlan(steps=()),
@@ -113,7 +115,9 @@ def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) ->
     flows = list(analysis.flows)
     known = known_fields(registry, flows, supplied)
     drafts = draft_steps(registry, known, analysis.settings)
-    plan, plan_diagnostics = build_plan(registry, drafts, flows, prompt_variable_names(flows))
+    plan, plan_diagnostics = build_plan(
+        registry, drafts, flows, prompt_variable_names(flows), analysis.outline
+    )
     plan_diagnostics += check_whole_nodes(registry, drafts)
     plan_diagnostics += check_assets(registry, _generated_by_node(drafts))
     diagnostics = sorted(set(analysis.checks + tuple(plan_diagnostics)), key=lambda d: d.sort_key)

@@ -34,6 +34,7 @@ __all__ = [
     "field_holder",
     "input_only",
     "known_fields",
+    "mapping_writes",
     "missing_inputs",
     "supplied_fields",
     "written_fields",
@@ -60,9 +61,8 @@ def written_fields(registry: NodeRegistry, flows: list[Flow]) -> KnownFields:
     """The fields that ``value`` mappings write, by node tag."""
     written: KnownFields = {}
     for flow in flows:
-        creates = _creates_nodes(flow)
         for mapping_flow in flow.mappings:
-            for tag, name in _written_fields(registry, flow, mapping_flow, creates=creates):
+            for tag, name in mapping_writes(registry, flow, mapping_flow):
                 written.setdefault(tag, set()).add(name)
     return written
 
@@ -116,10 +116,12 @@ def _creates_nodes(flow: Flow) -> bool:
     return not (isinstance(command, AllCommand) and command.has_multiplicity)
 
 
-def _written_fields(
-    registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow, *, creates: bool
+def mapping_writes(
+    registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow
 ) -> Iterator[tuple[str, str]]:
-    """The fields a ``value`` mapping makes known, as (node tag, field name)."""
+    """The fields a ``value`` mapping writes (and makes known), as (node tag, field name):
+    its target, what lies below a node target, and, for a command that creates the
+    nodes its target lies in, the node fields that lead there from the destination."""
     target = mapping_flow.target
     if mapping_flow.scope != "value" or target is None or target.field is None:
         return
@@ -127,7 +129,7 @@ def _written_fields(
     yield holder.tag, target.field.name
     if target.field.shape.node_class is not None:
         yield from registry.subtree_fields(target.node)
-    if creates and flow.destination is not None:
+    if _creates_nodes(flow) and flow.destination is not None:
         yield from _crossed_fields(registry, holder, _crossed_count(flow.destination, target))
 
 

@@ -1,37 +1,55 @@
 """What each step reads before it can start: the sources of a plan's dependencies (DESIGN D4).
 
 A *need* says that a consumer (one field's step, or every step of a node) waits for the
-step that produces a field. Needs come from three places:
+step that produces a field. Needs come from four places:
 
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
   it; the step that generates that node whole when it has none) wait for every generated
   field the sources read, also through other commands' ``value`` mappings into them.
 - runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
-  resolves to. A prompt shows the docstrings from the root task down to the step's node,
-  the step's fields' descriptions, and, for a node field generated whole, every text of
-  the nested classes.
+  resolves to, and, for a node field, for the fields below it. A prompt shows the
+  docstrings from the root task down to the step's node, the descriptions of the fields
+  that lead there and of the step's fields, and, for a node field generated whole, every
+  text of the nested classes.
+- the context: a step shows its node's known values, with everything below them, so it
+  waits for what produces them (D4: "a step starts when everything its node and its
+  prompt need is known"): the steps below the node, the transforms of the node, and,
+  through ``value`` mappings, the steps that produce what commands write there (an
+  ``@each`` filling the fields of a list's elements).
 - transforms: a transform waits for every generated field behind each name it reads (the
   field, and the fields below it for a node field), also through ``value`` mappings.
+
+Every need follows ``value`` mappings: a field a command writes is produced by the steps
+behind the command's sources. The needs that the prompt shows without naming the field
+(the context, and the values below a node field that a ``{name}`` shows) are *weak*: they
+give way to the declared order and to a producer that itself waits for the consumer
+(`langtree.structure.plan`), where the value is then shown as it is when the consumer
+starts, the same in every run. The steps of one node never wait for each other through
+the context: the declared order (``@sequential``) or the same initial context
+(``@parallel``) decides what they show of each other.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from langtree.dsl.extraction import Extraction
 from langtree.errors import Diagnostic
+from langtree.structure.config import Outline
+from langtree.structure.context import declared_context
 from langtree.structure.element_flows import element_levels
 from langtree.structure.flows import Flow, MappingFlow
-from langtree.structure.known import field_holder
+from langtree.structure.known import field_holder, mapping_writes
 from langtree.structure.origins import Origin
 from langtree.structure.placeholders import Placeholder, find_placeholders, placeholder_diagnostic
 from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft
-from langtree.structure.tree import Node, NodeCommand, node_diagnostic
+from langtree.structure.tree import Node, NodeCommand, NodeField, node_diagnostic
 
 __all__ = [
     "Consumer",
@@ -64,6 +82,23 @@ class VariableUse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class _Use:
+    """A ``{name}`` that resolves to ``field``, with the generated fields behind it and
+    behind the fields below it (for a node field)."""
+
+    variable: VariableUse
+    field: FieldKey
+    producers: list[FieldKey]
+    below: list[FieldKey]
+
+
+def _holds(key: FieldKey, tag: str) -> bool:
+    """Whether the node field ``key`` holds the node at ``tag`` (at any depth)."""
+    prefix = f"{key.node_tag}.{key.field_name}"
+    return tag == prefix or tag.startswith(prefix + ".")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Need:
     """``consumer`` waits for the step producing ``producer``, because of ``command`` or
     ``variable`` (neither: the declared order)."""
@@ -76,6 +111,13 @@ class Need:
     """On how many list levels the consumer's instances need only the producer's instances
     with the same indices (an element-wise ``@each``, see
     ``langtree.structure.element_flows``); 0: they need all of them."""
+    weak: bool = False
+    """Whether the consumer shows the value without naming it (see the module): the need
+    gives way to the declared order and to a producer that waits for the consumer."""
+    through_commands: bool = False
+    """Whether the value the consumer names (in a ``{name}`` or a transform) is written
+    by commands from the producer's field, rather than being that field: a consumer that
+    is its own producer so is a cycle."""
 
     def diagnostic(self, node: Node, message: str, hint: str) -> Diagnostic:
         """An error at the command or variable behind the need, else at ``node``."""
@@ -91,8 +133,9 @@ def find_needs(
     drafts: list[StepDraft],
     flows: list[Flow],
     prompt_names: Mapping[str, set[str]],
-) -> list[Need]:
-    """Every need of the drafted steps.
+    outline: Outline = "path",
+) -> tuple[list[Need], list[Diagnostic]]:
+    """Every need of the drafted steps, and the ``{name}``s that no order can satisfy.
 
     Args:
         registry: The nodes.
@@ -100,9 +143,20 @@ def find_needs(
         flows: The resolved ``@each``/``@all`` commands.
         prompt_names: Names that ``prompt`` mappings make resolvable, by node tag; such a
             ``{name}`` is the mapping's, not a field's.
+        outline: Which levels' texts lead to a step's node in its prompt.
+
+    Returns:
+        The needs, and an error for each ``{name}`` that shows a node field to the steps
+        inside it: they would show a value they are still writing.
     """
-    finder = _NeedFinder(registry, drafts, prompt_names)
-    return [*finder.flow_needs(flows), *finder.variable_needs(), *finder.transform_needs(flows)]
+    finder = _NeedFinder(registry, drafts, flows, prompt_names, outline)
+    needs = [
+        *finder.flow_needs(flows),
+        *finder.variable_needs(),
+        *finder.context_needs(),
+        *finder.transform_needs(),
+    ]
+    return needs, list(finder.inside.values())
 
 
 def path_to(registry: NodeRegistry, node: Node) -> list[Node]:
@@ -120,41 +174,47 @@ class _NeedFinder:
         self,
         registry: NodeRegistry,
         drafts: list[StepDraft],
+        flows: list[Flow],
         prompt_names: Mapping[str, set[str]],
+        outline: Outline,
     ) -> None:
         self.registry = registry
         self.prompt_names = prompt_names
-        self.uses: dict[tuple[str, str | None], list[tuple[VariableUse, FieldKey]]] = {}
+        self.outline = outline
+        self.inside: dict[tuple[int, int, int, FieldKey], Diagnostic] = {}
+        self.uses: dict[tuple[str, str | None], list[_Use]] = {}
         self.drafted: dict[str, set[str]] = defaultdict(set)
+        self.modelled: dict[str, set[str]] = defaultdict(set)
         self.tags_below: dict[str, list[str]] = defaultdict(list)
         self.transforms = [draft for draft in drafts if draft.transform is not None]
         for draft in drafts:
             self.drafted[draft.node_tag].update(draft.fields)
+            if draft.transform is None:
+                self.modelled[draft.node_tag].update(draft.fields)
         for tag in self.drafted:
             node = registry.get(tag)
             assert node is not None
             for holder in path_to(registry, node):
                 self.tags_below[holder.tag].append(tag)
         self.produced = {key for tag in self.drafted for key in self._produced_keys(tag)}
+        self.writers = self._value_writers(flows)
 
-    def _produced_keys(self, tag: str) -> Iterator[FieldKey]:
+    def _produced_keys(self, tag: str, names: Iterable[str] | None = None) -> Iterator[FieldKey]:
+        """The fields the steps of the node at ``tag`` produce (those generating ``names``)."""
         node = self.registry.get(tag)
         assert node is not None
-        for name in self.drafted[tag]:
+        for name in self.drafted[tag] if names is None else names:
             yield FieldKey(tag, name)
-            child = self.registry.child(node, name)
-            if child is not None:
-                yield from self.registry.subtree_fields(child)
+            yield from self._below(FieldKey(tag, name))
 
     # -- commands ---------------------------------------------------------------------
 
     def flow_needs(self, flows: list[Flow]) -> Iterator[Need]:
-        writers = self._value_writers(flows)
         for flow in flows:
             levels = element_levels(self.registry, flow, self.produced)
             for mapping_flow in flow.mappings:
                 sources = list(self._sources(flow, mapping_flow))
-                producers = self._producers(sources, writers)
+                producers = self._producers(sources)
                 for consumer in self._consumers(flow, mapping_flow) if producers else ():
                     for producer in producers:
                         yield Need(
@@ -166,36 +226,31 @@ class _NeedFinder:
                         )
 
     def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[list[FieldKey]]]:
-        """For each field a ``value`` mapping writes, the sources of each such mapping."""
+        """For each field a ``value`` mapping writes (the node fields that lead to a
+        target it creates included), the sources of each such mapping."""
         writers: dict[FieldKey, list[list[FieldKey]]] = defaultdict(list)
         for flow in flows:
             for mapping_flow in flow.mappings:
-                target = mapping_flow.target
-                if mapping_flow.scope != "value" or target is None or target.field is None:
+                written = list(mapping_writes(self.registry, flow, mapping_flow))
+                if not written:
                     continue
                 sources = list(self._sources(flow, mapping_flow))
-                key = FieldKey(field_holder(self.registry, target).tag, target.field.name)
-                written = [key]
-                if target.field.shape.node_class is not None:
-                    written += self.registry.subtree_fields(target.node)
-                for written_key in written:
-                    writers[written_key].append(sources)
+                for tag, name in written:
+                    writers[FieldKey(tag, name)].append(sources)
         return writers
 
-    def _producers(
-        self, sources: list[FieldKey], writers: Mapping[FieldKey, list[list[FieldKey]]]
-    ) -> list[FieldKey]:
+    def _producers(self, sources: Iterable[FieldKey]) -> list[FieldKey]:
         """The generated fields behind ``sources``: each source a step produces, and, for a
         source that a ``value`` mapping writes, the generated fields behind that mapping's
         sources (so that a reader through a further command waits for the first writer)."""
         producers: list[FieldKey] = []
-        seen = set(sources)
-        pending = list(sources)
+        pending = list(dict.fromkeys(sources))
+        seen = set(pending)
         while pending:
             key = pending.pop()
             if key in self.produced:
                 producers.append(key)
-            for further in writers.get(key, ()):
+            for further in self.writers.get(key, ()):
                 fresh = [source for source in further if source not in seen]
                 seen.update(fresh)
                 pending += fresh
@@ -245,8 +300,7 @@ class _NeedFinder:
 
     # -- transforms -------------------------------------------------------------------
 
-    def transform_needs(self, flows: list[Flow]) -> Iterator[Need]:
-        writers = self._value_writers(flows) if self.transforms else {}
+    def transform_needs(self) -> Iterator[Need]:
         for draft in self.transforms:
             assert draft.transform is not None
             node = self.registry.get(draft.node_tag)
@@ -257,9 +311,12 @@ class _NeedFinder:
                 if key is None:  # a Jinja2 global, such as range
                     continue
                 sources = [key, *self._below(key)]
-                for producer in self._producers(sources, writers):
+                for producer in self._producers(sources):
                     yield Need(
-                        consumer=consumer, producer=producer, command=draft.transform.command
+                        consumer=consumer,
+                        producer=producer,
+                        command=draft.transform.command,
+                        through_commands=producer not in sources,
                     )
 
     def _below(self, key: FieldKey) -> Iterator[FieldKey]:
@@ -269,18 +326,62 @@ class _NeedFinder:
         if child is not None:
             yield from self.registry.subtree_fields(child)
 
+    # -- the context ----------------------------------------------------------------------
+
+    def context_needs(self) -> Iterator[Need]:
+        """Weak needs of each node's model steps for the producers of its known values
+        (those its ``@context[...]`` declares, when it declares some)."""
+        for tag, names in self.modelled.items():
+            node = self.registry.get(tag)
+            assert node is not None
+            own = set(self._produced_keys(tag, names))
+            for producer in self._producers(self._context_keys(node, names)):
+                if producer not in own:
+                    yield Need(consumer=Consumer(tag, None), producer=producer, weak=True)
+
+    def _context_keys(self, node: Node, generated: set[str]) -> list[FieldKey]:
+        """The fields a step of ``node`` shows in its context, with what lies below them."""
+        declared, _ = declared_context(self.registry, node)
+        if declared is None:
+            shown = [FieldKey(node.tag, f.name) for f in node.fields if f.name not in generated]
+        else:
+            shown = [key for entry in declared for key in self._path_keys(node, entry.fields)]
+        return [*shown, *(below for key in shown for below in self._below(key))]
+
+    def _path_keys(self, start: Node, fields: Iterable[NodeField]) -> Iterator[FieldKey]:
+        """The fields a path from ``start`` goes through."""
+        node: Node | None = start
+        for node_field in fields:
+            if node is None:
+                return
+            yield FieldKey(node.tag, node_field.name)
+            node = self.registry.child(node, node_field.name)
+
     # -- runtime variables ----------------------------------------------------------------
 
     def variable_needs(self) -> Iterator[Need]:
         for tag, names in self.drafted.items():
             node = self.registry.get(tag)
             assert node is not None
-            for holder in path_to(self.registry, node):
+            for holder, link in self._shown_levels(node):
                 yield from self._text_needs(Consumer(tag, None), holder, None)
+                if link is not None:
+                    yield from self._text_needs(Consumer(tag, None), holder, link)
             # A transform's text goes to no model: its {name}s are prompt text of none.
             computed = {draft.fields[0] for draft in self.transforms if draft.node_tag == tag}
             for name in sorted(names - computed):
                 yield from self._field_needs(node, name)
+
+    def _shown_levels(self, node: Node) -> Iterator[tuple[Node, str | None]]:
+        """The levels whose texts a step of ``node`` shows (as the ``outline`` says), each
+        with the field that leads on to the next level when its description is shown."""
+        path = path_to(self.registry, node)
+        if self.outline == "path":
+            for level, below in itertools.pairwise(path):
+                yield level, below.field_name
+        elif self.outline == "root" and len(path) > 1:
+            yield path[0], None
+        yield node, None
 
     def _field_needs(self, node: Node, name: str) -> Iterator[Need]:
         consumer = Consumer(node.tag, name)
@@ -299,20 +400,53 @@ class _NeedFinder:
         uses = self.uses.get(key)
         if uses is None:
             uses = self.uses[key] = list(self._variable_uses(holder, field_name))
-        for use, producer in uses:
-            yield Need(consumer=consumer, producer=producer, variable=use)
+        for use in uses:
+            if _holds(use.field, consumer.node_tag):
+                self._inside(use, consumer)
+                continue
+            for producer in use.producers:
+                through = producer != use.field  # `use.producers` holds no field below
+                yield Need(
+                    consumer=consumer,
+                    producer=producer,
+                    variable=use.variable,
+                    through_commands=through,
+                )
+            for producer in use.below:
+                yield Need(consumer=consumer, producer=producer, variable=use.variable, weak=True)
 
-    def _variable_uses(
-        self, holder: Node, field_name: str | None
-    ) -> Iterator[tuple[VariableUse, FieldKey]]:
-        """Each ``{name}`` of a text that resolves to a generated field, with that field."""
+    def _inside(self, use: _Use, consumer: Consumer) -> None:
+        """Report a ``{name}`` whose field holds the consumer's node, once per text."""
+        placeholder = use.variable.placeholder
+        origin = use.variable.origin
+        key = (id(use.variable.extraction), placeholder.line, placeholder.column, use.field)
+        if key in self.inside or origin is None:
+            return
+        name = use.field.field_name
+        message = (
+            f"{{{placeholder.name}}} shows the value of {name!r} to the steps inside it "
+            f"(those of {consumer.node_tag!r}), which write part of that value"
+        )
+        hint = (
+            f"a step cannot wait for a value it writes: name {name!r} in the description "
+            "of a field generated after it, or leave this text out of those steps' "
+            "prompts with the 'outline' setting"
+        )
+        self.inside[key] = use.variable.diagnostic(message, hint)
+
+    def _variable_uses(self, holder: Node, field_name: str | None) -> Iterator[_Use]:
+        """Each ``{name}`` of a text that resolves to a field, with what produces it."""
         holder_field = holder.field(field_name) if field_name is not None else None
         extraction = holder_field.extraction if holder_field else holder.extraction
         origin = holder_field.origin if holder_field else holder.origin
         for placeholder in find_placeholders(extraction.text):
             if placeholder.name in self.prompt_names.get(holder.tag, ()):
                 continue
-            producer = self.registry.field_above(holder, placeholder.name)
-            if producer is not None and producer in self.produced:
-                use = VariableUse(placeholder=placeholder, extraction=extraction, origin=origin)
-                yield use, producer
+            key = self.registry.field_above(holder, placeholder.name)
+            if key is None:
+                continue
+            use = VariableUse(placeholder=placeholder, extraction=extraction, origin=origin)
+            producers = self._producers([key])
+            below = [p for p in self._producers(self._below(key)) if p not in producers]
+            if producers or below:
+                yield _Use(variable=use, field=key, producers=producers, below=below)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from langtree.display import code, fenced, table
 from langtree.dsl.commands import Modifier
 from langtree.errors import Diagnostic
+from langtree.structure.config import Outline
 from langtree.structure.flows import Flow
 from langtree.structure.needs import (
     Consumer,
@@ -66,6 +67,9 @@ class PlanStep:
             element, beyond the elements of its own branch of the tree.
         transform: The transform computing the step's one field, with no model call
             (``None``: a model generates the fields).
+        unseen: Fields of the node that its other steps generate and that this step
+            does not wait for (the other steps of a ``@parallel`` node): its prompt never
+            shows them, whichever finishes first, so that every run sends the same prompt.
     """
 
     id: str
@@ -79,6 +83,7 @@ class PlanStep:
     depends_on: tuple[str, ...]
     element_waits: tuple[ElementWait, ...] = ()
     transform: Transform | None = None
+    unseen: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,6 +163,7 @@ def build_plan(
     drafts: list[StepDraft],
     flows: list[Flow],
     prompt_names: Mapping[str, set[str]],
+    outline: Outline = "path",
 ) -> tuple[ExecutionPlan, list[Diagnostic]]:
     """Order the drafted steps by their dependencies.
 
@@ -166,9 +172,13 @@ def build_plan(
         drafts: The steps of every node, nodes in tree order.
         flows: The resolved ``@each``/``@all`` commands.
         prompt_names: Names that ``prompt`` mappings make resolvable, by node tag.
+        outline: Which levels' texts lead to a step's node in its prompt (their
+            ``{name}``s are what the step reads).
     """
-    needs = _distinct(find_needs(registry, drafts, flows, prompt_names))
+    found, inside = find_needs(registry, drafts, flows, prompt_names, outline)
+    needs = _distinct(found)
     builder = _PlanBuilder(registry, drafts)
+    builder.diagnostics += inside
     builder.split_parallel(needs)
     builder.add_declared_order()
     builder.add_needs(needs)
@@ -177,12 +187,16 @@ def build_plan(
 
 def _distinct(needs: list[Need]) -> list[Need]:
     """The first need of each (consumer, producer) pair, element by element only when
-    every need of the pair is."""
+    every need of the pair is, and weak only when every need of the pair is."""
     first: dict[tuple[Consumer, FieldKey], Need] = {}
     for need in needs:
         key = (need.consumer, need.producer)
         kept = first.setdefault(key, need)
-        if need.element_levels < kept.element_levels:
+        if need.weak and not kept.weak:
+            continue  # a strong need of the pair says all a weak one would
+        if kept.weak and not need.weak:
+            first[key] = need
+        elif need.element_levels < kept.element_levels:
             first[key] = replace(kept, element_levels=need.element_levels)
     return list(first.values())
 
@@ -225,6 +239,8 @@ class _PlanBuilder:
         """Move fields of a parallel step that need a sibling into follow-up steps."""
         sibling_needs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for need in needs:
+            if need.weak:
+                continue
             producer_tag, producer_name = need.producer
             for draft in self._consumer_steps(need.consumer):
                 if draft.modifier != "parallel" or producer_tag != draft.node_tag:
@@ -276,13 +292,53 @@ class _PlanBuilder:
             node = parent
 
     def add_needs(self, needs: list[Need]) -> None:
-        """Make each consumer step wait for its producer, unless that defies the order."""
+        """Make each consumer step wait for its producer, unless that defies the order;
+        then add the weak needs that neither the order nor those needs contradict."""
+        self._add_strong([need for need in needs if not need.weak])
+        strong = {ident: set(prerequisites) for ident, prerequisites in self.edges.items()}
+        for need in needs:
+            if need.weak:
+                self._add_weak(need, strong)
+        self._drop_implied(strong)
+
+    def _drop_implied(self, strong: Mapping[str, set[str]]) -> None:
+        """Drop each weak edge that the step's other edges already imply, so that the
+        plan shows what a step waits for once."""
+        for consumer, prerequisites in self.edges.items():
+            for producer in sorted(set(prerequisites) - strong.get(consumer, set())):
+                need = prerequisites.pop(producer)
+                if not _waits_for(self.edges, consumer, producer):
+                    prerequisites[producer] = need
+
+    def _add_weak(self, need: Need, strong: Mapping[str, set[str]]) -> None:
+        """Make the consumer steps wait for the producer, except a step of the same node
+        (their order is declared, or their context the same) and where the declared
+        order or the strong needs put the producer after the consumer: the consumer then
+        shows the value as it is before the producer runs."""
+        producer = self.producer.get(need.producer)
+        if producer is None:
+            return
+        for consumer in self._consumer_steps(need.consumer):
+            if consumer.id == producer.id or producer.id in self.edges[consumer.id]:
+                continue
+            if consumer.node_tag == producer.node_tag and producer.transform is None:
+                continue
+            if self._order_conflict(consumer, producer) is not None:
+                continue
+            if _waits_for(strong, producer.id, consumer.id):
+                continue
+            self.edges[consumer.id][producer.id] = need
+            self._align(consumer, producer, need)
+
+    def _add_strong(self, needs: list[Need]) -> None:
         for need in needs:
             producer = self.producer.get(need.producer)
             if producer is None:
                 continue
             for consumer in self._consumer_steps(need.consumer):
                 if consumer.id == producer.id:
+                    if need.through_commands:
+                        self.diagnostics.append(self._self_cycle(consumer, need))
                     continue
                 if producer.id in self.edges[consumer.id]:
                     self._align(consumer, producer, need)
@@ -348,6 +404,21 @@ class _PlanBuilder:
         steps = tuple(self._step(by_id[ident]) for ident in order)
         return ExecutionPlan(steps=steps), self.diagnostics
 
+    def _unseen(self, draft: StepDraft) -> tuple[str, ...]:
+        """The fields of ``draft``'s node that other model steps generate in no order
+        relative to it (neither waits for the other, directly or through other steps)."""
+        if draft.transform is not None:
+            return ()
+        return tuple(
+            name
+            for other in self.by_node[draft.node_tag]
+            if other.id != draft.id
+            and other.transform is None
+            and not _waits_for(self.edges, draft.id, other.id)
+            and not _waits_for(self.edges, other.id, draft.id)
+            for name in other.fields
+        )
+
     def _step(self, draft: StepDraft) -> PlanStep:
         return PlanStep(
             id=draft.id,
@@ -358,6 +429,7 @@ class _PlanBuilder:
             model=draft.model,
             resample=draft.resample,
             transform=draft.transform,
+            unseen=self._unseen(draft),
             list_levels=self.registry.list_levels(draft.node_tag),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
             element_waits=tuple(
@@ -366,6 +438,17 @@ class _PlanBuilder:
                 if (levels := self.element_levels.get((draft.id, producer), 0)) > 0
             ),
         )
+
+    def _self_cycle(self, step: StepDraft, need: Need) -> Diagnostic:
+        """A step (or transform) that reads a value commands make from its own output (a
+        ``{name}`` in its own text naming a field the step merely generates is not one:
+        the caller may supply that field)."""
+        message = f"Dependency cycle: {step.id} -> {step.id}"
+        hint = (
+            f"{step.id!r} reads a value that commands make from its own output: remove "
+            "the name it reads, or one of the commands that link them"
+        )
+        return need.diagnostic(self._node(step.node_tag), message, hint)
 
     def _cycle_diagnostic(self, cycle: list[str]) -> Diagnostic:
         by_id = {draft.id: draft for draft in self.drafts}
@@ -428,6 +511,21 @@ def _order_diagnostic(need: Need, node: Node, consumer: str, producer: str) -> D
         "a value, or supply it in the inputs (validate(inputs) checks with them)"
     )
     return need.diagnostic(node, message, hint)
+
+
+def _waits_for(edges: Mapping[str, Iterable[str]], step: str, prerequisite: str) -> bool:
+    """Whether ``step`` waits for ``prerequisite``, directly or through other steps."""
+    seen = {step}
+    pending = [step]
+    while pending:
+        current = pending.pop()
+        for earlier in edges.get(current, ()):
+            if earlier == prerequisite:
+                return True
+            if earlier not in seen:
+                seen.add(earlier)
+                pending.append(earlier)
+    return False
 
 
 def _is_below(tag: str, ancestor: str) -> bool:

@@ -175,9 +175,10 @@ class TaskCatalogue(TreeNode):
 def test_elements_created_from_a_generated_list_appear_once_at_star() -> None:
     prompts = structure(TaskNames, TaskCatalogue).prompts({})
 
+    # The intro shows the items in its context: it waits for the names they are made of.
     assert [(p.step_id, p.node_path) for p in prompts] == [
-        ("task.catalogue:intro", "task.catalogue"),
         ("task.names:names", "task.names"),
+        ("task.catalogue:intro", "task.catalogue"),
         ("task.catalogue.items:blurb", "task.catalogue.items[*]"),
     ]
     item = prompts[2].text

@@ -268,8 +268,11 @@ class TaskSurvey(TreeNode):
     findings: list[Finding] = Field(default=[])
 
 
-def test_a_parallel_parent_does_not_order_a_descended_field() -> None:
-    assert waits_of(TaskSurvey) == {"task.survey:question": (), "task.survey.findings:claim": ()}
+def test_a_parallel_parents_steps_wait_for_the_descended_fields_their_context_shows() -> None:
+    assert waits_of(TaskSurvey) == {
+        "task.survey:question": ("task.survey.findings:claim",),
+        "task.survey.findings:claim": (),
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -398,7 +401,7 @@ class TaskFolder(TreeNode):
             {
                 "task.album.rows:label": (),
                 "task.album.rows:detail": ("task.album.rows:label",),
-                "task.album:caption": ("task.brief:brief",),
+                "task.album:caption": ("task.album.rows:detail", "task.brief:brief"),
                 "task.brief:brief": (),
             },
             id="leaf-destination",
@@ -407,7 +410,7 @@ class TaskFolder(TreeNode):
             (TaskMemo, TaskFolder),
             {
                 "task.memo:memo": (),
-                "task.folder:caption": ("task.memo:memo",),
+                "task.folder:caption": ("task.folder.rows:detail", "task.memo:memo"),
                 "task.folder.rows:label": ("task.memo:memo",),
                 "task.folder.rows:detail": ("task.folder.rows:label", "task.memo:memo"),
             },

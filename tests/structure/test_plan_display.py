@@ -39,6 +39,7 @@ def test_a_plan_shows_as_a_mermaid_diagram_and_a_table_of_its_steps() -> None:
         '    s2["task.audit<br/>title<br/>model: fast"]\n'
         '    s3["task.audit<br/>verdict<br/>resample: 3"]\n'
         "    s1 --> s2\n"
+        "    s0 --> s2\n"
         "    s1 --> s3\n"
         "    s2 --> s3\n"
         "```\n"
@@ -47,7 +48,7 @@ def test_a_plan_shows_as_a_mermaid_diagram_and_a_table_of_its_steps() -> None:
         "| --- | --- | --- | --- | --- |\n"
         "| 1 | `task.audit` | slug | transform `topic \\| lower \\| replace(' ', '\\|')` | — |\n"
         "| 2 | `task.audit.findings[*]` | claim | default model | — |\n"
-        "| 3 | `task.audit` | title | model `fast` | 2 |\n"
+        "| 3 | `task.audit` | title | model `fast` | 2, 1 |\n"
         "| 4 | `task.audit` | verdict | default model ×3 | 2, 3 |"
     )
 

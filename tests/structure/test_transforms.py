@@ -78,9 +78,11 @@ def test_each_transform_is_a_step_of_its_own_after_what_it_reads() -> None:
     assert count.transform.names == ("findings",)
     assert count.model is None
     assert count.depends_on == ("task.research:findings",)
+    # The summary names {count}, and its context shows strong_ids.
     assert steps["task.research:summary"].depends_on == (
         "task.research:count",
         "task.research:findings",
+        "task.research:strong_ids",
     )
     assert steps["task.research:findings"].transform is None
 
