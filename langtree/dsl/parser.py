@@ -36,9 +36,17 @@ _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled"
 _WORD_COMMANDS = ("together",)
 _RESERVED = ("true", "false", "together")
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
+
+# Hints list the built-in commands from their table, so that a new one is never missing.
+_CALLS = [BUILTIN_COMMANDS[name].call for name in sorted(BUILTIN_COMMANDS)]
 _KNOWN_FORMS = (
     "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
-    "@resampled[field]->mode, @context[...], name=value or resample(...)/llm(...)"
+    f"@resampled[field]->mode, @context[...], name=value, {', '.join(_CALLS[:-1])} "
+    f"or {_CALLS[-1]}"
+)
+_BUILTIN_CALLS = (
+    f"the built-in commands are {', '.join(_CALLS[:-1])} and {_CALLS[-1]}; "
+    "@context[...] says what a step's context holds"
 )
 _SPACED_WORD_ERRORS = (
     ("EQUALS", "Space around '=' not allowed - use 'count=5' not 'count = 5'", "=", "spaces"),
@@ -458,7 +466,7 @@ def _parse_execution(tokens: Tokenizer, name: Token) -> ExecutionCommand:
             hint=suggest(
                 name.text,
                 list(BUILTIN_COMMANDS),
-                fallback="the built-in commands are llm and resample",
+                fallback=_BUILTIN_CALLS,
             ),
             start=name.start,
             end=name.end,

@@ -18,6 +18,7 @@ from langtree.dsl import (
     VariableMapping,
     VariableReference,
 )
+from langtree.dsl.builtins import BUILTIN_COMMANDS
 
 
 def mapping(target: str, source: str | None) -> VariableMapping:
@@ -172,6 +173,37 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
         parse_command("! resampel(3)")
 
     assert caught.value.hint == "did you mean 'resample'?"
+
+
+def test_unknown_call_lists_the_builtins_and_context() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! retry(3)")
+
+    assert caught.value.hint == (
+        "the built-in commands are input(), llm(...), resample(...) and transform(...); "
+        "@context[...] says what a step's context holds"
+    )
+
+
+def test_unknown_word_lists_every_command_form() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! hello world")
+
+    assert caught.value.hint == (
+        "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
+        "together, @resampled[field]->mode, @context[...], name=value, input(), llm(...), "
+        "resample(...) or transform(...)"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_COMMANDS))
+@pytest.mark.parametrize("text", ["! retry(3)", "! hello world"], ids=["call", "word"])
+def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert f" {name}(" in caught.value.hint
+    assert "@context[...]" in caught.value.hint
 
 
 @pytest.mark.parametrize(
