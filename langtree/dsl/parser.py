@@ -26,6 +26,7 @@ from langtree.dsl.commands import (
 from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.hints import suggest
 from langtree.dsl.mappings import parse_mapping_block, parse_path, parse_source_path
+from langtree.dsl.names import assembly_name_problem
 from langtree.dsl.tokenizer import Token, Tokenizer
 from langtree.dsl.values import parse_arguments, parse_value
 from langtree.errors import CommandTextTypeError
@@ -34,7 +35,6 @@ __all__ = ["parse_command", "require_text"]
 
 _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled", "context")
 _WORD_COMMANDS = ("together",)
-_RESERVED = ("true", "false", "together")
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
 
 # Hints list the built-in commands from their table, so that a new one is never missing.
@@ -436,13 +436,9 @@ def _parse_context_entry(tokens: Tokenizer) -> str:
 def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:
     """variable_assignment ::= identifier "=" value"""
     equals = tokens.consume("EQUALS")
-    if name.text in _RESERVED:
-        tokens.fail(
-            f"{name.text!r} is a reserved word and cannot be a variable name",
-            hint="choose another name",
-            start=name.start,
-            end=name.end,
-        )
+    problem = assembly_name_problem(name.text)
+    if problem is not None:
+        tokens.fail(problem[0], hint=problem[1], start=name.start, end=name.end)
     if tokens.at_space() or tokens.at_end():
         tokens.fail(
             "Space around '=' not allowed - use 'count=5' not 'count = 5'"

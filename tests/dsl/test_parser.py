@@ -252,6 +252,25 @@ def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
             id="reserved-modifier-name",
         ),
         pytest.param(
+            '! PROMPT_SUBTREE="x"',
+            "'PROMPT_SUBTREE' is a template variable and cannot be an assembly variable",
+            "choose another name: LangTree fills {PROMPT_SUBTREE} itself",
+            id="template-variable-name",
+        ),
+        pytest.param(
+            "! COLLECTED_CONTEXT=3",
+            "'COLLECTED_CONTEXT' is a template variable and cannot be an assembly variable",
+            "choose another name: LangTree fills {COLLECTED_CONTEXT} itself",
+            id="context-template-variable-name",
+        ),
+        pytest.param(
+            '! llm="fast"',
+            "'llm' is a built-in command and cannot be a variable name",
+            "to call it, write 'llm(\"model-key\")' or 'llm(\"model-key\", override=true)'; "
+            "otherwise choose another name",
+            id="built-in-command-name",
+        ),
+        pytest.param(
             '! s="a\\\rb"',
             "Unterminated string literal",
             "close the string with the quote it starts with",
@@ -270,6 +289,23 @@ def test_assignment_errors(text: str, message: str, hint: str) -> None:
         parse_command(text)
 
     assert (caught.value.message, caught.value.hint) == (message, hint)
+
+
+@pytest.mark.parametrize(
+    "name", sorted({*BUILTIN_COMMANDS, "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
+)
+def test_reserved_names_are_no_variable_names(name: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(f"! {name}=1")
+
+    assert caught.value.message.startswith(f"{name!r} is a ")
+    assert (caught.value.column, caught.value.length) == (3, len(name))
+
+
+def test_other_upper_case_names_are_variable_names() -> None:
+    assert parse_command("! MAX_ITEMS=3") == VariableAssignmentCommand(
+        variable_name="MAX_ITEMS", value=3
+    )
 
 
 def test_comment_inside_multiline_mapping_keeps_the_mappings_after_it() -> None:
