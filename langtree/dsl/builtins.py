@@ -77,6 +77,12 @@ class CommandSignature:
     parameters: tuple[Parameter, ...]
     usage: str
 
+    @property
+    def call(self) -> str:
+        """The call as lists of commands write it: ``llm(...)``, or ``input()`` for a
+        command that takes no arguments."""
+        return f"{self.name}(...)" if self.parameters else f"{self.name}()"
+
     def bind(
         self, arguments: tuple[Value, ...], named_arguments: tuple[tuple[str, Value], ...]
     ) -> dict[str, Value] | ArgumentProblem:

@@ -26,6 +26,7 @@ from langtree.dsl.commands import (
 from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.hints import suggest
 from langtree.dsl.mappings import parse_mapping_block, parse_path, parse_source_path
+from langtree.dsl.names import assembly_name_problem
 from langtree.dsl.tokenizer import Token, Tokenizer
 from langtree.dsl.values import parse_arguments, parse_value
 from langtree.errors import CommandTextTypeError
@@ -34,11 +35,18 @@ __all__ = ["parse_command", "require_text"]
 
 _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled", "context")
 _WORD_COMMANDS = ("together",)
-_RESERVED = ("true", "false", "together")
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
+
+# Hints list the built-in commands from their table, so that a new one is never missing.
+_CALLS = [BUILTIN_COMMANDS[name].call for name in sorted(BUILTIN_COMMANDS)]
 _KNOWN_FORMS = (
     "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
-    "@resampled[field]->mode, @context[...], name=value or resample(...)/llm(...)"
+    f"@resampled[field]->mode, @context[...], name=value, {', '.join(_CALLS[:-1])} "
+    f"or {_CALLS[-1]}"
+)
+_BUILTIN_CALLS = (
+    f"the built-in commands are {', '.join(_CALLS[:-1])} and {_CALLS[-1]}; "
+    "@context[...] says what a step's context holds"
 )
 _SPACED_WORD_ERRORS = (
     ("EQUALS", "Space around '=' not allowed - use 'count=5' not 'count = 5'", "=", "spaces"),
@@ -428,13 +436,9 @@ def _parse_context_entry(tokens: Tokenizer) -> str:
 def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:
     """variable_assignment ::= identifier "=" value"""
     equals = tokens.consume("EQUALS")
-    if name.text in _RESERVED:
-        tokens.fail(
-            f"{name.text!r} is a reserved word and cannot be a variable name",
-            hint="choose another name",
-            start=name.start,
-            end=name.end,
-        )
+    problem = assembly_name_problem(name.text)
+    if problem is not None:
+        tokens.fail(problem[0], hint=problem[1], start=name.start, end=name.end)
     if tokens.at_space() or tokens.at_end():
         tokens.fail(
             "Space around '=' not allowed - use 'count=5' not 'count = 5'"
@@ -458,7 +462,7 @@ def _parse_execution(tokens: Tokenizer, name: Token) -> ExecutionCommand:
             hint=suggest(
                 name.text,
                 list(BUILTIN_COMMANDS),
-                fallback="the built-in commands are llm and resample",
+                fallback=_BUILTIN_CALLS,
             ),
             start=name.start,
             end=name.end,

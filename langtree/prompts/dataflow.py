@@ -3,8 +3,9 @@
 ``value`` targets are written into the destination's values (converted to the field's
 type, copied so that no two places share a value), creating partial nodes where an
 ``@each`` lays its iterations out; ``prompt`` targets become values for ``{name}``;
-``outputs`` targets become context entries. A destination list that already holds a
-different number of elements is an error, never a silent truncation.
+``outputs`` targets, and ``prompt`` targets that no text names, become context entries.
+A destination list that already holds a different number of elements is an error, never
+a silent truncation.
 
 A source that was never produced travels as `Absent` (not ``None``), located by
 where it was read; a path that crosses a list without a pluck keeps ``None`` for an
@@ -28,6 +29,7 @@ from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, Output, RunState, copied
 from langtree.prompts.values import Absent, Pending, first_absent
 from langtree.prompts.writing import is_absolute, write_values
+from langtree.structure.deliveries import in_context, leaf_destination
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
 from langtree.structure.tree import NodeField
 from langtree.structure.type_config import TypeMappingConfig
@@ -215,6 +217,8 @@ def _send(
 ) -> None:
     """Send a ``prompt``/``outputs`` value: the list of per-iteration values for ``@each``.
 
+    A context entry (``outputs``, or a ``prompt`` value no text names, see `in_context()`)
+    joins the destination's entries; any other ``prompt`` value fills its ``{name}``.
     Such a target has no default: a source never produced is a missing value.
     """
     absent = first_absent([value for _, value in sent])
@@ -222,14 +226,15 @@ def _send(
         report_unsent(state, flow, mapping_flow, absent)
         return
     value = _sent_value(flow, sent)
-    leaf = _leaf_destination(flow)
+    leaf = leaf_destination(flow)
+    entry = in_context(flow, mapping_flow)
     # Values that several commands (or instances) send to one place keep their definition
     # order, whichever was carried out first.
     order = (flow.position, *(-1 if index is None else index for index in cwd.indices))
     for address in _destination_addresses(state, flow, cwd):
-        if mapping_flow.scope == "outputs":
-            entry = Output(name=mapping_flow.name, value=value, field=leaf)
-            state.send_output(address, entry, order)
+        if entry:
+            output = Output(name=mapping_flow.name, value=value, field=leaf)
+            state.send_output(address, output, order)
         else:
             state.send_prompt_value(address, mapping_flow.name, value, order)
 
@@ -240,14 +245,6 @@ def _sent_value(flow: Flow, sent: _Sent) -> object:
     if len(sent) == 1 and None in sent[0][0]:
         return sent[0][1]
     return copied([value for _, value in sent])
-
-
-def _leaf_destination(flow: Flow) -> str | None:
-    """The destination's field when it is a leaf (its step alone sees the entries)."""
-    destination = flow.destination
-    if destination is None or destination.field is None:
-        return None
-    return destination.field.name if destination.field.shape.node_class is None else None
 
 
 def _destination_addresses(state: RunState, flow: Flow, cwd: Address) -> list[Address]:

@@ -34,6 +34,7 @@ from langtree.structure.analysis import Analysis, prompt_variable_names
 from langtree.structure.assets import Asset
 from langtree.structure.config import PromptShape
 from langtree.structure.context import ContextPath
+from langtree.structure.deliveries import EntryReaders, entry_readers, prompted_fields
 from langtree.structure.known import KnownFields, known_fields, supplied_fields
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry
@@ -192,6 +193,7 @@ class PromptSetup:
                 for tag, setting in self.analysis.settings.items()
                 if setting.context is not None
             },
+            readers=entry_readers(self.registry, flows, prompted_fields(self.plan.steps)),
             shape=self.shape,
         )
 
@@ -236,6 +238,7 @@ class PromptBuilder:
         prompt_names: Mapping[str, set[str]],
         known: Mapping[str, set[str]],
         contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
+        readers: EntryReaders | None = None,
         shape: PromptShape,
     ) -> None:
         for name, value in variables.items():
@@ -247,6 +250,7 @@ class PromptBuilder:
         self.prompt_names = prompt_names
         self.known = known
         self.contexts = contexts or {}
+        self.readers = readers or EntryReaders()
         self.shape = shape
         self.missing: dict[str, set[str]] = {}
         self._sources: AssetSources | None = None
@@ -262,6 +266,7 @@ class PromptBuilder:
             prompt_names=self.prompt_names,
             known=self.known,
             contexts=self.contexts,
+            readers=self.readers,
             shape=self.shape,
             unseen=step.unseen,
         )

@@ -58,7 +58,8 @@ class Address:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Output:
-    """A context entry that an ``outputs`` mapping sent to an instance.
+    """A context entry that a command sent to an instance (an ``outputs`` mapping, or a
+    ``prompt`` mapping that no text names).
 
     Attributes:
         name: The entry's name (its title in the prompt is made from it).

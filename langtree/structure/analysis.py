@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from langtree.errors import Diagnostic
 from langtree.structure.assets import check_assets
 from langtree.structure.config import Outline, StructureConfig
+from langtree.structure.deliveries import check_deliveries, prompted_fields
 from langtree.structure.flows import Flow, resolve_flows
 from langtree.structure.known import KnownFields, known_fields
 from langtree.structure.placeholders import check_placeholders
@@ -119,6 +120,7 @@ def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) ->
         registry, drafts, flows, prompt_variable_names(flows), analysis.outline
     )
     plan_diagnostics += check_whole_nodes(registry, drafts)
+    plan_diagnostics += check_deliveries(registry, flows, prompted_fields(drafts))
     plan_diagnostics += check_assets(registry, _generated_by_node(drafts))
     diagnostics = sorted(set(analysis.checks + tuple(plan_diagnostics)), key=lambda d: d.sort_key)
     return replace(analysis, plan=plan, diagnostics=tuple(diagnostics))

@@ -10,11 +10,13 @@ levels are right. Every mapping's target is checked, whatever its source, so tha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from langtree.dsl.commands import AllCommand, EachCommand, VariableMapping
+from langtree.dsl.names import reserved_runtime_name
 from langtree.dsl.paths import SCOPES, Pluck, split_plucks, split_scope
 from langtree.errors import Diagnostic
 from langtree.structure.annotations import sequence_kind, strip_optional
@@ -389,16 +391,25 @@ class _Resolver:
     def _named_target(
         self, mapping: VariableMapping, scope: TargetScope, name: str
     ) -> _Target | None:
+        prefix = "" if scope == "external" else f"{scope}."
         if "." in name or not name.isidentifier():
             kind = {
                 "prompt": "a prompt variable",
                 "outputs": "a context entry",
                 "external": "an external variable",
             }[scope]
-            prefix = "" if scope == "external" else f"{scope}."
             self.error(
                 f"Target {mapping.target_path!r} must name {kind} with a single name",
                 f"use one name, e.g. '{prefix}{name.split('.')[-1]}'",
+                mapping,
+            )
+            return None
+        # An outputs entry is a title in the context, not a variable a text names.
+        reserved = reserved_runtime_name(name) if scope != "outputs" else None
+        if reserved is not None:
+            self.error(
+                f"Target {mapping.target_path!r} {reserved}",
+                f"choose another name, e.g. '{prefix}{_unreserved(name)}'",
                 mapping,
             )
             return None
@@ -442,6 +453,11 @@ class _Resolver:
                 "e.g. 'value.items=...' where items is a list",
             )
         return {id(m) for m in deeper}
+
+
+def _unreserved(name: str) -> str:
+    """A name like ``name`` that a runtime variable can have: lower case, no ``__``."""
+    return re.sub("_{2,}", "_", name.lower())
 
 
 def _plucks_of(mapping: VariableMapping) -> tuple[Pluck, ...]:

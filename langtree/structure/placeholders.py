@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from langtree.dsl.extraction import Extraction
+from langtree.dsl.names import TEMPLATE_VARIABLES, reserved_runtime_name
 from langtree.errors import Diagnostic
 from langtree.structure.origins import Origin
 from langtree.structure.registry import NodeRegistry
@@ -28,7 +29,6 @@ __all__ = [
     "placeholder_diagnostic",
 ]
 
-TEMPLATE_VARIABLES = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 
@@ -110,18 +110,14 @@ class _NodeChecker:
         name = placeholder.name
         if name in TEMPLATE_VARIABLES:
             return _template_problem(name, lines, placeholder.line, docstring=docstring)
-        if "__" in name:
-            return (
-                f"Runtime variable {{{name}}} contains '__', which LangTree reserves",
-                "rename the variable without a double underscore",
-                False,
+        reserved = reserved_runtime_name(name)
+        if reserved is not None:
+            hint = (
+                "rename the variable without a double underscore"
+                if "__" in name
+                else "use a lower-case name, or {PROMPT_SUBTREE} / {COLLECTED_CONTEXT}"
             )
-        if name.isupper():
-            return (
-                f"Upper-case names are reserved for template variables: {{{name}}}",
-                "use a lower-case name, or {PROMPT_SUBTREE} / {COLLECTED_CONTEXT}",
-                False,
-            )
+            return f"Runtime variable {{{name}}} {reserved}", hint, False
         if name in self.names:
             return None
         if self.variables is not None and self.variables.lookup(self.node.tag, name):

@@ -4,21 +4,22 @@ A pluck reads one field of every element of a list of nodes; each pluck adds the
 levels of the list it reads, so ``sections.*.paragraphs.*.text`` is a list (one per
 section) of lists (one text per paragraph): plucks nest, they never flatten. The checks
 here run against the classes (a pluck needs a list of nodes that has the field, and
-every list a pluck path crosses is marked); `plucked_type()` is the type a pluck path
-sends, for the type checks of ``value`` mappings.
+every list a pluck path crosses is marked); `path_type()` is the type a source path
+sends, plucked or not, for the type checks of ``value`` mappings: one rule says where
+``None`` can come from, whichever form the path takes.
 """
 
 from __future__ import annotations
 
 from difflib import get_close_matches
 
-from langtree.dsl.paths import PLUCK_OPERATORS, Pluck
+from langtree.dsl.paths import PLUCK_OPERATORS, Pluck, PluckOperator
 from langtree.structure.annotations import item_type, render_type, strip_optional
 from langtree.structure.registry import ResolvedPath
 from langtree.structure.tree import NodeField
 from langtree.structure.tree_node import display_name
 
-__all__ = ["pluck_problem", "plucked_type", "unplucked_list"]
+__all__ = ["none_on_the_way", "path_type", "pluck_problem", "unplucked_list"]
 
 
 def pluck_problem(
@@ -126,17 +127,68 @@ def _with_pluck(source: str, after: int) -> str:
     return ".".join(parts)
 
 
-def plucked_type(fields: tuple[NodeField, ...], plucks: tuple[Pluck, ...]) -> object:
-    """The type a pluck path sends, from the first field after what an ``@each`` consumes.
+def path_type(
+    fields: tuple[NodeField, ...],
+    plucks: tuple[Pluck, ...],
+    *,
+    iterated: NodeField | None = None,
+    unmarked: PluckOperator = "*",
+) -> object:
+    """The type a source path sends, from the first field after what an ``@each`` consumes.
 
-    Each pluck wraps the values it reads in the list levels of its list. ``.*.`` sends
-    ``None`` where the types allow one on the way (an optional element or field: a missing
-    value, or an inner ``.*.`` over a missing list); ``.**.`` and ``.***.`` never do.
+    Each pluck wraps the values it reads in the list levels of its list; a list the path
+    crosses without an operator is read as ``.*.`` reads it, as the run does. ``.*.``
+    sends ``None`` where the types allow one on the way (an optional node, field or
+    element: a missing value, or an inner ``.*.`` over a missing list), and so does a path
+    that walks through an optional node before any list; ``.**.`` and ``.***.`` never do.
 
     Args:
         fields: The source's fields, starting where the value is read.
         plucks: The pluck operators, ``after`` counted from the first of ``fields``.
+        iterated: The list an ``@each`` iterates, when the path starts at its elements
+            (optional elements make the path send ``None``).
+        unmarked: How lists crossed without an operator, and the nodes before the first
+            list, are read: ``"**"`` gives the type the path would send with its ``None``
+            values left out.
     """
+    marked = {pluck.after for pluck in plucks}
+    crossed = tuple(
+        Pluck(after=index, operator=unmarked)
+        for index, node_field in enumerate(fields[:-1], start=1)
+        if node_field.shape.is_iterable and index not in marked
+    )
+    every = tuple(sorted((*plucks, *crossed), key=lambda pluck: pluck.after))
+    first = every[0] if every else Pluck(after=len(fields) - 1, operator=unmarked)
+    value = _plucked(fields, every) if every else fields[-1].annotation
+    optional_start = iterated is not None and _optional_element(iterated)
+    if first.operator == "*" and (optional_start or any(map(_optional, fields[: first.after]))):
+        return value | None  # type: ignore[operator]
+    return value
+
+
+def none_on_the_way(
+    fields: tuple[NodeField, ...], *, iterated: NodeField | None = None
+) -> str | None:
+    """What may be ``None`` on the way to the path's last field, said for a hint (the first
+    such node or elements), or ``None`` when nothing may be.
+
+    Args:
+        fields: The source's fields, starting where the value is read.
+        iterated: The list an ``@each`` iterates, when the path starts at its elements.
+    """
+    if iterated is not None and _optional_element(iterated):
+        return f"the elements of {iterated.name!r}"
+    for node_field in fields[:-1]:
+        if _optional(node_field):
+            return repr(node_field.name)
+        if node_field.shape.is_iterable and _optional_element(node_field):
+            return f"the elements of {node_field.name!r}"
+    return None
+
+
+def _plucked(fields: tuple[NodeField, ...], plucks: tuple[Pluck, ...]) -> object:
+    """The values the plucks read, in their lists' levels (``None`` where ``.*.`` finds
+    an optional value after its list)."""
     value: object = fields[-1].annotation
     for index in reversed(range(len(plucks))):
         pluck = plucks[index]
@@ -151,8 +203,6 @@ def plucked_type(fields: tuple[NodeField, ...], plucks: tuple[Pluck, ...]) -> ob
             value = value | None  # type: ignore[operator]
         for _ in range(list_field.shape.list_depth):
             value = list[value]  # type: ignore[valid-type]
-    if plucks[0].operator == "*" and any(map(_optional, fields[: plucks[0].after])):
-        return value | None  # type: ignore[operator]
     return value
 
 

@@ -18,6 +18,7 @@ from langtree.dsl import (
     VariableMapping,
     VariableReference,
 )
+from langtree.dsl.builtins import BUILTIN_COMMANDS
 
 
 def mapping(target: str, source: str | None) -> VariableMapping:
@@ -174,6 +175,37 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
     assert caught.value.hint == "did you mean 'resample'?"
 
 
+def test_unknown_call_lists_the_builtins_and_context() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! retry(3)")
+
+    assert caught.value.hint == (
+        "the built-in commands are input(), llm(...), resample(...) and transform(...); "
+        "@context[...] says what a step's context holds"
+    )
+
+
+def test_unknown_word_lists_every_command_form() -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command("! hello world")
+
+    assert caught.value.hint == (
+        "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
+        "together, @resampled[field]->mode, @context[...], name=value, input(), llm(...), "
+        "resample(...) or transform(...)"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_COMMANDS))
+@pytest.mark.parametrize("text", ["! retry(3)", "! hello world"], ids=["call", "word"])
+def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+
+    assert f" {name}(" in caught.value.hint
+    assert "@context[...]" in caught.value.hint
+
+
 @pytest.mark.parametrize(
     ("text", "message", "hint"),
     [
@@ -220,6 +252,25 @@ def test_unknown_call_suggests_the_closest_builtin() -> None:
             id="reserved-modifier-name",
         ),
         pytest.param(
+            '! PROMPT_SUBTREE="x"',
+            "'PROMPT_SUBTREE' is a template variable and cannot be an assembly variable",
+            "choose another name: LangTree fills {PROMPT_SUBTREE} itself",
+            id="template-variable-name",
+        ),
+        pytest.param(
+            "! COLLECTED_CONTEXT=3",
+            "'COLLECTED_CONTEXT' is a template variable and cannot be an assembly variable",
+            "choose another name: LangTree fills {COLLECTED_CONTEXT} itself",
+            id="context-template-variable-name",
+        ),
+        pytest.param(
+            '! llm="fast"',
+            "'llm' is a built-in command and cannot be a variable name",
+            "to call it, write 'llm(\"model-key\")' or 'llm(\"model-key\", override=true)'; "
+            "otherwise choose another name",
+            id="built-in-command-name",
+        ),
+        pytest.param(
             '! s="a\\\rb"',
             "Unterminated string literal",
             "close the string with the quote it starts with",
@@ -238,6 +289,23 @@ def test_assignment_errors(text: str, message: str, hint: str) -> None:
         parse_command(text)
 
     assert (caught.value.message, caught.value.hint) == (message, hint)
+
+
+@pytest.mark.parametrize(
+    "name", sorted({*BUILTIN_COMMANDS, "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
+)
+def test_reserved_names_are_no_variable_names(name: str) -> None:
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(f"! {name}=1")
+
+    assert caught.value.message.startswith(f"{name!r} is a ")
+    assert (caught.value.column, caught.value.length) == (3, len(name))
+
+
+def test_other_upper_case_names_are_variable_names() -> None:
+    assert parse_command("! MAX_ITEMS=3") == VariableAssignmentCommand(
+        variable_name="MAX_ITEMS", value=3
+    )
 
 
 def test_comment_inside_multiline_mapping_keeps_the_mappings_after_it() -> None:

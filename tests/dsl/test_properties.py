@@ -35,6 +35,7 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.dsl.commands import format_value
+from langtree.dsl.names import assembly_name_problem
 
 COMMAND_TYPES = (
     AllCommand,
@@ -80,8 +81,9 @@ IDENTIFIER = st.one_of(
 )
 # Where an unquoted name is a value, ``true``/``false`` would read as booleans.
 VARIABLE_NAME = IDENTIFIER.filter(lambda name: name not in ("true", "false"))
-# ``together`` is the node modifier keyword, so ``! together=1`` is not an assignment.
-ASSIGNMENT_NAME = VARIABLE_NAME.filter(lambda name: name != "together")
+# ``together`` is the node modifier keyword, so ``! together=1`` is not an assignment;
+# built-in commands and template variables are no variable names either.
+ASSIGNMENT_NAME = VARIABLE_NAME.filter(lambda name: assembly_name_problem(name) is None)
 PATH = st.lists(IDENTIFIER, min_size=1, max_size=4).map(".".join)
 VARIABLE_REFERENCE = VARIABLE_NAME.map(VariableReference)
 

@@ -1294,7 +1294,8 @@ INVALID_CASES = [
         "Unknown command 'command_name'",
         1,
         3,
-        "the built-in commands are llm and resample",
+        "the built-in commands are input(), llm(...), resample(...) and transform(...); "
+        "@context[...] says what a step's context holds",
         id="execution-syntax-placeholder-basic",
     ),
     pytest.param(
@@ -1302,7 +1303,8 @@ INVALID_CASES = [
         "Unknown command 'command_name'",
         1,
         3,
-        "the built-in commands are llm and resample",
+        "the built-in commands are input(), llm(...), resample(...) and transform(...); "
+        "@context[...] says what a step's context holds",
         id="execution-syntax-placeholder-multiple",
     ),
     pytest.param(
@@ -1310,7 +1312,8 @@ INVALID_CASES = [
         "Unknown command 'command_name'",
         1,
         3,
-        "the built-in commands are llm and resample",
+        "the built-in commands are input(), llm(...), resample(...) and transform(...); "
+        "@context[...] says what a step's context holds",
         id="execution-syntax-placeholder-none",
     ),
     pytest.param(
@@ -1319,8 +1322,8 @@ INVALID_CASES = [
         1,
         3,
         "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
-        "together, @resampled[field]->mode, @context[...], name=value or "
-        "resample(...)/llm(...)",
+        "together, @resampled[field]->mode, @context[...], name=value, input(), llm(...), "
+        "resample(...) or transform(...)",
         id="comments-syntax-placeholder-command",
     ),
     pytest.param(

@@ -153,6 +153,33 @@ def test_none_in_one_iteration_names_the_element_on_both_ends() -> None:
     )
 
 
+class Byline(TreeNode):
+    author: str = Field(description="The author.")
+
+
+class Article(TreeNode):
+    byline: Byline | None = Field(default=None, description="The byline, if any.")
+
+
+class TaskPress(TreeNode):
+    articles: list[Article] = Field(
+        default=[],
+        description="! @each[articles]->task.credits@{{value.authors=articles.byline.author}}*",
+    )
+
+
+class TaskCredits(TreeNode):
+    authors: list[str | None] = Field(default=[], description="One author per article.")
+
+
+def test_a_path_through_a_node_that_is_none_sends_none_as_validate_says() -> None:
+    articles = [{"byline": {"author": "Ada"}}, {"byline": None}]
+
+    state = carried_out(TaskPress, TaskCredits, inputs={"task.press": {"articles": articles}})
+
+    assert state.roots["task.credits"]["authors"] == ["Ada", None]
+
+
 class TaskFeeling(TreeNode):
     """! @all->task.poster@{{prompt.feeling=mood}}"""
 
@@ -483,9 +510,12 @@ class TaskJottings(TreeNode):
 
 def test_a_node_on_the_path_that_is_none_makes_the_source_none() -> None:
     items = [{"detail": {"note": "a"}}, {"detail": None}]
+    permissive = {"validation_strategy": "permissive"}  # strict refuses it at validate()
 
     with pytest.raises(ExecutionError) as raised:
-        carried_out(TaskItems, TaskJottings, inputs={"task.items": {"items": items}})
+        carried_out(
+            TaskItems, TaskJottings, inputs={"task.items": {"items": items}}, config=permissive
+        )
 
     assert str(raised.value).splitlines()[0] == (
         "'task.items.items[1].detail.note' is None, and 'TaskJottings.notes[1]' (str) does not "

@@ -328,6 +328,14 @@ def test_destination_that_resolves_nowhere(
             id="value-scope",
         ),
         pytest.param(
+            "! @all->prompt.external@{{COLLECTED_CONTEXT=*}}",
+            "COLLECTED_CONTEXT",
+            "Target 'COLLECTED_CONTEXT' names the template variable {COLLECTED_CONTEXT}, which "
+            "LangTree fills itself",
+            "choose another name, e.g. 'collected_context'",
+            id="template-variable",
+        ),
+        pytest.param(
             "! @all->prompt.external@{{outputs.context=*}}",
             "outputs.context",
             "Target 'outputs.context': prompt.external takes variable names, not 'outputs' targets",
@@ -661,6 +669,26 @@ def test_valid_target(target: str) -> None:
             "Target 'outputs.source.text' must name a context entry with a single name",
             "use one name, e.g. 'outputs.text'",
             id="outputs-name-with-a-dot",
+        ),
+        pytest.param(
+            "prompt.PROMPT_SUBTREE",
+            "Target 'prompt.PROMPT_SUBTREE' names the template variable {PROMPT_SUBTREE}, which "
+            "LangTree fills itself",
+            "choose another name, e.g. 'prompt.prompt_subtree'",
+            id="prompt-template-variable",
+        ),
+        pytest.param(
+            "prompt.SUMMARY",
+            "Target 'prompt.SUMMARY' is upper-case, and upper-case names are reserved for "
+            "template variables",
+            "choose another name, e.g. 'prompt.summary'",
+            id="prompt-upper-case-name",
+        ),
+        pytest.param(
+            "prompt.source__text",
+            "Target 'prompt.source__text' contains '__', which LangTree reserves",
+            "choose another name, e.g. 'prompt.source_text'",
+            id="prompt-double-underscore",
         ),
     ],
 )

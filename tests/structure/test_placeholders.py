@@ -344,7 +344,8 @@ def test_double_underscore_is_an_error_even_in_the_root() -> None:
 def test_upper_case_names_are_reserved(name: str) -> None:
     assert (
         "error",
-        f"Upper-case names are reserved for template variables: {{{name}}}",
+        f"Runtime variable {{{name}}} is upper-case, and upper-case names are reserved for "
+        "template variables",
         "use a lower-case name, or {PROMPT_SUBTREE} / {COLLECTED_CONTEXT}",
     ) in problems(TaskUpperCase)
 

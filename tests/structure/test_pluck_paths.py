@@ -42,6 +42,8 @@ class TaskDigest(TreeNode):
     shelf_ids: list[list[int]] = Field(default=[])
     one_id: int = 0
     text: str = ""
+    # Generated, so that what prompt and outputs targets send reaches a step's prompt.
+    digest: str = Field(description="The digest.")
 
 
 CATALOG_FIELDS: dict[str, tuple[Any, Any]] = {

@@ -80,6 +80,8 @@ class TaskTarget(TreeNode):
     l1: L1 = L1()
     title: str = ""
     titles: list[str] = Field(default=[])
+    # Generated, so that what prompt and outputs targets send reaches a step's prompt.
+    verdict: str = Field(description="The verdict.")
 
 
 # -- one-character components ------------------------------------------------------------------
@@ -279,7 +281,7 @@ def test_unknown_scope_is_an_error_that_names_the_scopes() -> None:
             "Target 'custom.field' starts with 'custom', which is neither a scope nor a field "
             "of 'TaskTarget' (task.target)",
             "start it with one of the scopes outputs, prompt, task, value, or with one of the "
-            "fields 'p', 'l1', 'title', 'titles'",
+            "fields 'p', 'l1', 'title', 'titles', 'verdict'",
         )
     ]
 

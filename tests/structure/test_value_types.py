@@ -520,3 +520,128 @@ class TaskPromptTargets(TreeNode):
 
 def test_prompt_and_outputs_targets_are_not_type_checked() -> None:
     assert diagnostics(TaskPromptTargets) == ()
+
+
+# --- Paths through an optional node ----------------------------------------------------
+
+
+class PaperMeta(TreeNode):
+    author: str
+
+
+class Paper(TreeNode):
+    title: str = ""
+    meta: PaperMeta | None = None
+
+
+class TaskPapersEach(TreeNode):
+    papers: list[Paper] = Field(
+        description="! @each[papers]->task.author_index@{{value.authors=papers.meta.author}}*"
+    )
+
+
+class TaskPapersPluck(TreeNode):
+    papers: list[Paper] = Field(
+        description="! @all->task.author_index@{{value.authors=papers.*.meta.author}}"
+    )
+
+
+class TaskAuthorIndex(TreeNode):
+    authors: list[str]
+
+
+CROSSING_HINT = (
+    "'meta' may be None, and the path then sends None: make the target's type accept None, "
+    "or declare 'meta' without None"
+)
+
+
+def test_each_path_through_an_optional_node_may_send_none() -> None:
+    assert problems(TaskPapersEach, TaskAuthorIndex) == [
+        (
+            "error",
+            mapping(
+                "task.papers_each.papers.meta.author (str | None)",
+                "task.author_index.authors[*] (str)",
+                "lossy",
+                "not allowed",
+                "strict",
+            ),
+            CROSSING_HINT,
+        )
+    ]
+
+
+def test_pluck_path_through_an_optional_node_gets_the_same_check() -> None:
+    assert problems(TaskPapersPluck, TaskAuthorIndex) == [
+        (
+            "error",
+            mapping(
+                "task.papers_pluck.papers.*.meta.author (list[str | None])",
+                "task.author_index.authors (list[str])",
+                "lossy",
+                "not allowed",
+                "strict",
+            ),
+            "'.*.' sends None for a missing value: use '.**.' to leave such values out, "
+            "or '.***.' to require every value",
+        )
+    ]
+
+
+class TaskPapersEachLoose(TreeNode):
+    papers: list[Paper] = Field(
+        description="! @each[papers]->task.loose_index@{{value.authors=papers.meta.author}}*"
+    )
+
+
+class TaskPapersPluckLoose(TreeNode):
+    papers: list[Paper] = Field(
+        description="! @all->task.loose_index@{{value.authors=papers.*.meta.author}}"
+    )
+
+
+class TaskLooseIndex(TreeNode):
+    authors: list[str | None]
+
+
+@pytest.mark.parametrize("task", [TaskPapersEachLoose, TaskPapersPluckLoose], ids=["each", "pluck"])
+def test_a_target_that_takes_none_fits_either_form(task: type[TreeNode]) -> None:
+    assert diagnostics(task, TaskLooseIndex) == ()
+
+
+class TaskMaybePapers(TreeNode):
+    papers: list[Paper | None] = Field(
+        description="! @each[papers]->task.title_index@{{value.titles=papers.title}}*"
+    )
+
+
+class TaskTitleIndex(TreeNode):
+    titles: list[str]
+
+
+def test_each_over_optional_elements_may_send_none_for_their_fields() -> None:
+    assert problems(TaskMaybePapers, TaskTitleIndex) == [
+        (
+            "error",
+            mapping(
+                "task.maybe_papers.papers.title (str | None)",
+                "task.title_index.titles[*] (str)",
+                "lossy",
+                "not allowed",
+                "strict",
+            ),
+            "the elements of 'papers' may be None, and the path then sends None: make the "
+            "target's type accept None, or declare the elements of 'papers' without None",
+        )
+    ]
+
+
+class TaskOwnOptional(TreeNode):
+    papers: list[Paper] = Field(
+        description="! @each[papers]->task.author_index@{{value.authors=papers.title}}*"
+    )
+
+
+def test_a_path_through_required_nodes_sends_no_none() -> None:
+    assert diagnostics(TaskOwnOptional, TaskAuthorIndex) == ()
