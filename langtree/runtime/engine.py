@@ -386,7 +386,14 @@ class _Run:
         step = self.steps[position]
         assert step.transform is not None
         started = time.perf_counter()
-        computed = compute(step.transform, step.fields[0], address, self.state, self.prompts.config)
+        computed = compute(
+            step.transform,
+            step.fields[0],
+            address,
+            self.state,
+            self.prompts.config,
+            self.resampled_values,
+        )
         values = {computed.field_name: computed.value}
         self.state.write_generated(address, values)
         record = TransformRecord(

@@ -4,7 +4,6 @@ wrote each value (DESIGN D14), and, with ``on_error="continue"``, what failed.""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
+from langtree.runtime.json_view import add_resampled_values
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.result_display import result_markdown, run_tokens
 from langtree.runtime.usage import RunUsage
@@ -303,14 +303,7 @@ class RunResult:
         task = self[key]
         tag = next(name for name, value in self.tasks.items() if value is task)
         data: dict[str, object] = task.model_dump(mode="json")
-        for (node_path, name), number in self.resampled_values.items():
-            target = _located(data, tag, node_path)
-            if target is not None and name in target:
-                items = list(target.items())
-                at = [key for key, _ in items].index(name) + 1
-                items.insert(at, (f"{name}_resampled_value", number))
-                target.clear()
-                target.update(items)
+        add_resampled_values(data, tag, self.resampled_values)
         return data
 
     def to_json(self) -> str:
@@ -345,24 +338,3 @@ class RunResult:
                 "  hint: read the values from the result (result[TaskClass], "
                 "result.partial(...)) instead"
             ) from None
-
-
-_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
-
-
-def _located(data: dict[str, object], tag: str, node_path: str) -> dict[str, object] | None:
-    """The dict at ``node_path`` (``task.x.items[0]``) inside the dump of task ``tag``."""
-    if node_path != tag and not node_path.startswith(f"{tag}."):
-        return None
-    current: object = data
-    rest = node_path[len(tag) + 1 :]
-    for part in rest.split(".") if rest else []:
-        match = _PART.fullmatch(part)
-        if match is None or not isinstance(current, dict):
-            return None
-        current = current.get(match.group(1))
-        for index in re.findall(r"\[(\d+)\]", match.group(2)):
-            if not isinstance(current, list) or int(index) >= len(current):
-                return None
-            current = current[int(index)]
-    return current if isinstance(current, dict) else None
