@@ -324,8 +324,9 @@ class RunStructure(TreeStructure):
         none is half-parsed): ``StepFinished`` for each step instance (its values, and
         the partial tree so far), ``ValueMapped`` for each value an ``@each``/``@all``
         mapping writes, ``StepFailed`` for a failure the run goes on after
-        (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. See
-        ``langtree.runtime.events``.
+        (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. The
+        values are JSON data, as ``RunResult.dump()`` shows them, and ``event.to_dict()``
+        is the whole event as JSON data. See ``langtree.runtime.events``.
 
         Raises:
             ExecutionError: Raised here, before the run: no provider, a wrong setting,

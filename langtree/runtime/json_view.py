@@ -1,7 +1,8 @@
 """A run's values as users read them: JSON data, as ``RunResult.dump()`` gives them.
 
-Transforms read this view, so that a value looks to them as it does in ``dump()`` and in
-every prompt: node instances are dicts, Enum members their values,
+Transforms read this view, streamed events carry it and ``RunResult.partial()`` returns
+it, so that a value looks the same wherever it is read, and what is read can be sent
+as JSON as it is (``json.dumps``): node instances are dicts, Enum members their values,
 dates and times ISO text, assets the dicts of their fields (their bytes base64), tuples
 and sets lists (see `json_data()`). Next to each field that a numerical
 ``@resampled[f]->fn`` aggregated, ``f_resampled_value`` holds the number behind the
@@ -25,7 +26,7 @@ from typing import TypeAlias
 
 from langtree.prompts.values import json_data
 
-__all__ = ["ResampledValues", "add_resampled_values", "json_view"]
+__all__ = ["ResampledValues", "add_resampled_values", "fields_view", "json_view", "roots_view"]
 
 ResampledValues: TypeAlias = Mapping[tuple[str, str], float]
 """The number behind each numerically aggregated field, by ``(instance path, field)``."""
@@ -49,6 +50,23 @@ def json_view(value: object, path: str, resampled: ResampledValues) -> object:
     data = json_data(value)
     add_resampled_values(data, path, resampled)
     return data
+
+
+def fields_view(
+    values: Mapping[str, object], path: str, resampled: ResampledValues
+) -> dict[str, object]:
+    """Fields of the instance at ``path`` (some or all of them), as `json_view()` gives
+    them."""
+    data = json_view(dict(values), path, resampled)
+    assert isinstance(data, dict)
+    return data
+
+
+def roots_view(
+    roots: Mapping[str, Mapping[str, object]], resampled: ResampledValues
+) -> dict[str, dict[str, object]]:
+    """Each root task's values, by tag, as `json_view()` gives them."""
+    return {tag: fields_view(values, tag, resampled) for tag, values in roots.items()}
 
 
 def add_resampled_values(data: object, path: str, resampled: ResampledValues) -> None:

@@ -180,7 +180,7 @@ class RunResult:
     With ``RunStructure({"on_error": "continue"})`` a run whose steps fail still returns:
     `errors` lists the failures, `skipped` the instances not run because of
     them, and ``result[Task]`` raises `ExecutionError` for a task
-    whose values do not validate; `partial()` gives any task's values as plain data.
+    whose values do not validate; `partial()` gives any task's values as JSON data.
 
     Attributes:
         tasks: Each root task's instance, by tag (the tasks that validated).
@@ -193,7 +193,7 @@ class RunResult:
             `provenance()`).
         errors: Every step instance that failed after its retries (``on_error="continue"``).
         skipped: The instances not run because one they depend on failed.
-        partials: Each root task's values as plain data, by tag.
+        partials: Each root task's values as JSON data, by tag (see `partial()`).
         invalid: Why each task that did not validate failed, by tag.
         usage: The calls and tokens of the run, retries and failed calls included,
             overall and per model key (answers replayed from a journal are not counted:
@@ -229,7 +229,7 @@ class RunResult:
         Raises:
             KeyError: It is not a task of this run.
             ExecutionError: Its values do not validate (a step failed under
-                ``on_error="continue"``); `partial()` gives them as plain data.
+                ``on_error="continue"``); `partial()` gives them as JSON data.
         """
         tag = self._tag(key)
         if tag in self.invalid:
@@ -257,7 +257,11 @@ class RunResult:
         return tag
 
     def partial(self, key: type[TreeNode] | str) -> dict[str, object]:
-        """A task's values as plain data, whether or not they validate (a copy).
+        """A task's values as JSON data, whether or not they validate (a copy).
+
+        The values are what `dump()` would show (Enum members as their values, each
+        ``f_resampled_value`` beside its field; see `langtree.runtime.json_view`), as far
+        as the run got, so ``json.dumps`` takes them as they are.
 
         Raises:
             KeyError: It is not a task of this run.
@@ -306,11 +310,11 @@ class RunResult:
         add_resampled_values(data, tag, self.resampled_values)
         return data
 
-    def to_json(self) -> str:
-        """The tasks' values (see `dump()`), the trace and the provenance as indented
-        JSON text; a run with transforms adds ``transforms``, a run with failures adds
+    def to_dict(self) -> dict[str, object]:
+        """The tasks' values (see `dump()`), the trace, the provenance and the usage as
+        JSON data; a run with transforms adds ``transforms``, a run with failures adds
         ``errors``, ``skipped`` and the ``partial`` values of the tasks that do not
-        validate."""
+        validate (see `partial()`)."""
         data: dict[str, object] = {
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
@@ -325,9 +329,16 @@ class RunResult:
                 for error in self.errors
             ]
             data["skipped"] = [record.to_dict() for record in self.skipped]
-            data["partial"] = {
-                tag: to_jsonable_python(self.partials.get(tag)) for tag in self.invalid
-            }
+            data["partial"] = {tag: self.partial(tag) for tag in self.invalid}
+        return data
+
+    def to_json(self) -> str:
+        """`to_dict()` as indented JSON text.
+
+        Raises:
+            ExecutionError: The values nest too deep for Python's ``json`` module.
+        """
+        data = self.to_dict()
         try:
             return json.dumps(data, indent=2, ensure_ascii=False)
         except RecursionError:
