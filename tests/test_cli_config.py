@@ -107,7 +107,7 @@ def test_prompts_with_a_token_budget_reports_each_prompt_over_it_with_status_1(
     )
 
     assert status == 1
-    assert "tokens (cl100k_base), the default model. **Over the budget of 10 tokens.**" in out
+    assert "tokens (cl100k_base), model `default`. **Over the budget of 10 tokens.**" in out
     assert re.fullmatch(
         r"langtree: task\.report\.sections\[0\]: \d+ tokens, over the budget of 10\n", err
     )
