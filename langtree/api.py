@@ -15,7 +15,7 @@ from typing import Protocol, Unpack, cast
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langtree.errors import Diagnostic, ExecutionError, StructureError
-from langtree.prompts.estimate import Prompts
+from langtree.prompts.estimate import DEFAULT_MODEL_KEY, Prompts
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate, template_source
 from langtree.runtime.arguments import checked_config, checked_variables
@@ -172,8 +172,9 @@ class RunStructure(TreeStructure):
 
         The list also totals what the run will cost before it starts: ``prompts.cost``
         (calls, counting ``resample(n)``, and input tokens), ``prompts.by_step()`` and
-        ``prompts.by_model()``; retries and the elements of lists a model writes come on
-        top.
+        ``prompts.by_model()``, by the keys the run's usage reports (a step that names no
+        model under the provider's default key, ``"default"`` without a provider);
+        retries and the elements of lists a model writes come on top.
 
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
@@ -189,8 +190,11 @@ class RunStructure(TreeStructure):
         setup = self._prompt_setup(checked, checked_variables(variables))
         schemas = schema_tokens(setup)
         return Prompts(
-            self._budgeted(replace(prompt, schema_tokens=schemas.get(prompt.step_id)))
-            for prompt in preview_prompts(setup)
+            (
+                self._budgeted(replace(prompt, schema_tokens=schemas.get(prompt.step_id)))
+                for prompt in preview_prompts(setup)
+            ),
+            default_model=self._default_model(),
         )
 
     def _prompt_setup(
@@ -217,9 +221,10 @@ class RunStructure(TreeStructure):
         budget = self.config.budget_for(prompt.model or self._default_model())
         return replace(prompt, token_budget=budget) if budget is not None else prompt
 
-    def _default_model(self) -> str | None:
+    def _default_model(self) -> str:
+        """The key of the model a step that names none calls (see `Prompts.model_of()`)."""
         models = self.provider.list_models() if self.provider is not None else []
-        return models[0] if models else None
+        return models[0] if models else DEFAULT_MODEL_KEY
 
     def run(
         self,
@@ -324,8 +329,9 @@ class RunStructure(TreeStructure):
         none is half-parsed): ``StepFinished`` for each step instance (its values, and
         the partial tree so far), ``ValueMapped`` for each value an ``@each``/``@all``
         mapping writes, ``StepFailed`` for a failure the run goes on after
-        (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. See
-        ``langtree.runtime.events``.
+        (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. The
+        values are JSON data, as ``RunResult.dump()`` shows them, and ``event.to_dict()``
+        is the whole event as JSON data. See ``langtree.runtime.events``.
 
         Raises:
             ExecutionError: Raised here, before the run: no provider, a wrong setting,

@@ -107,7 +107,7 @@ def test_prompts_with_a_token_budget_reports_each_prompt_over_it_with_status_1(
     )
 
     assert status == 1
-    assert "tokens (cl100k_base), the default model. **Over the budget of 10 tokens.**" in out
+    assert "tokens (cl100k_base), model `default`. **Over the budget of 10 tokens.**" in out
     assert re.fullmatch(
         r"langtree: task\.report\.sections\[0\]: \d+ tokens, over the budget of 10\n", err
     )
@@ -255,6 +255,69 @@ def test_max_calls_keeps_the_other_limits_of_the_config(
 
     assert (status, out) == (1, "")
     assert "langtree: error: The run reached its limit of 1 total tokens (0 used)" in err
+
+
+BUSY_MODELS = '''
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+class GatewayBusyError(Exception):
+    """The gateway's own transient error."""
+
+
+FAULTS = [GatewayBusyError("busy")]
+
+
+def answer(request):
+    if FAULTS:
+        raise FAULTS.pop()
+    return {name: f"{name} ok" for name in request.fields}
+
+
+provider = LLMProvider({"default": FakeChatModel(answer)})
+CONFIG = {"retry": {"transient_errors": [GatewayBusyError], "initial_delay": 0.001}}
+'''
+
+
+def test_a_config_module_lists_transient_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = write(tmp_path / "pitch.py", PITCH)
+    write(tmp_path / "busy_gateway_models.py", BUSY_MODELS)
+    # Imported by name, the module runs once: its error class is the one the config lists.
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    status, out, err = shown(
+        capsys,
+        "run",
+        tree,
+        "--model",
+        "busy_gateway_models:provider",
+        "--config",
+        "busy_gateway_models:CONFIG",
+    )
+
+    assert status == 0, err
+    assert json.loads(out)["TaskPitch"] == {"slogan": "slogan ok", "price": "price ok"}
+    assert "langtree: 3 call(s), " in err  # the slogan's first call failed, then was retried
+
+
+def test_a_json_config_cannot_name_transient_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    tree = write(tmp_path / "pitch.py", PITCH)
+    spec = settings(tmp_path, {"retry": {"transient_errors": ["TimeoutError"]}})
+    where = f"--config {str(spec)!r}"
+
+    assert shown(capsys, "run", tree, "--model", "fake", "--config", spec) == (
+        2,
+        "",
+        f"langtree: error: {where}: RunStructure(config) refuses these settings:\n"
+        f"{where}: error: retry: transient_errors[0] must be an exception class, got the text "
+        "'TimeoutError' (a .json config cannot hold classes: give them in a Python dict)\n"
+        "  hint: e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})\n",
+    )
 
 
 def test_a_dataset_run_takes_the_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

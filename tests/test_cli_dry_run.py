@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -58,4 +59,94 @@ def test_dry_run_of_a_dataset_is_refused(
     assert capsys.readouterr().err == (
         "langtree: error: --dry-run estimates one run, not a dataset\n"
         "  hint: pass one row's values as a .json file, or see `langtree prompts`\n"
+    )
+
+
+PITCH = '''
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class TaskPitch(TreeNode):
+    """Pitch a product."""
+
+    product: str
+    slogan: str = Field(description="A slogan.")
+    price: str = Field(description="""A price.
+    ! llm("smart")""")
+'''
+
+MODELS = """
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+provider = LLMProvider({"fast": FakeChatModel(), "smart": FakeChatModel()})
+lacking = LLMProvider({"fast": FakeChatModel()})
+"""
+
+STEPS = (
+    "**2 call(s), 222 input tokens** (2 prompt(s); retries and model-written lists add to it)\n"
+    "\n"
+    "| step | prompts | calls | input tokens | over budget |\n"
+    "| --- | --- | --- | --- | --- |\n"
+    "| `task.pitch:slogan` | 1 | 1 | 106 | 0 |\n"
+    "| `task.pitch:price` | 1 | 1 | 116 | 0 |\n"
+    "\n"
+    "| model | prompts | calls | input tokens | over budget |\n"
+    "| --- | --- | --- | --- | --- |\n"
+)
+
+
+def pitch_dry_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, *model: str
+) -> tuple[int, str, str]:
+    tree = tmp_path / "pitch.py"
+    tree.write_text(textwrap.dedent(PITCH))
+    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS))
+    inputs = tmp_path / "pitch.json"
+    inputs.write_text('{"product": "Kettle"}')
+    status = main(["run", f"{tree}:TaskPitch", "--input", str(inputs), "--dry-run", *model])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_dry_run_files_the_default_model_under_the_providers_key(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = pitch_dry_run(
+        capsys, tmp_path, "--model", f"{tmp_path / 'models.py'}:provider"
+    )
+
+    assert (status, err) == (0, "")
+    assert out == STEPS + "| `fast` | 1 | 1 | 106 | 0 |\n| `smart` | 1 | 1 | 116 | 0 |\n"
+
+
+@pytest.mark.parametrize("model", [[], ["--model", "fake"]], ids=["no-model", "fake"])
+def test_dry_run_files_the_default_model_under_default_as_the_cli_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: list[str]
+) -> None:
+    # Without a provider of the user's, the CLI gives its one model the keys the steps
+    # name, "default" for the steps that name none.
+    status, out, err = pitch_dry_run(capsys, tmp_path, *model)
+
+    assert (status, err) == (0, "")
+    assert out == STEPS + "| `default` | 1 | 1 | 106 | 0 |\n| `smart` | 1 | 1 | 116 | 0 |\n"
+
+
+def test_dry_run_refuses_a_provider_without_a_key_a_step_names_as_the_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, err = pitch_dry_run(
+        capsys, tmp_path, "--model", f"{tmp_path / 'models.py'}:lacking"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: LangTree found 1 problem:\n\n"
+        "error: Model 'smart' is not in the provider\n"
+        '        ! llm("smart")""")\n'
+        "        ^~~~~~~~~~~~~~\n"
+        f"  in TaskPitch.price ({tmp_path / 'pitch.py'}:13)\n"
+        "  hint: the provider's models are 'fast'\n"
     )

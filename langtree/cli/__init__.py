@@ -197,7 +197,7 @@ def _prompts_markdown(prompts: Prompts) -> str:
         prompts.cost_markdown(),
     ]
     for number, prompt in enumerate(prompts, start=1):
-        model = f"model `{prompt.model}`" if prompt.model else "the default model"
+        model = f"model `{prompts.model_of(prompt)}`"
         budget = (
             f" **Over the budget of {prompt.token_budget} tokens.**" if prompt.over_budget else ""
         )

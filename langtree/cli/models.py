@@ -9,19 +9,20 @@ from langchain_core.runnables import Runnable
 from langtree.api import RunStructure
 from langtree.cli.named import named_object
 from langtree.errors import LangTreeError
+from langtree.prompts.estimate import DEFAULT_MODEL_KEY
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
 from langtree.testing import FakeChatModel
 
 
 def model_keys(structure: RunStructure, inputs: dict[object, object]) -> list[str]:
-    """The model keys the plan's steps use; ``"default"`` for steps without one (a
-    transform calls no model)."""
+    """The model keys the plan's steps use; `DEFAULT_MODEL_KEY` (``"default"``) first for
+    steps without one (a transform calls no model)."""
     steps = structure.plan(inputs).steps
     models = [step.model for step in steps if step.transform is None]
     keys = list(dict.fromkeys(model for model in models if model is not None))
     if None in models or not keys:
-        keys = ["default", *(key for key in keys if key != "default")]
+        keys = [DEFAULT_MODEL_KEY, *(key for key in keys if key != DEFAULT_MODEL_KEY)]
     return keys
 
 
@@ -32,23 +33,27 @@ NO_MODEL = (
 
 
 def provider_for(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
-    """The provider ``--model`` names, listing every key in ``keys``; a chat model is
-    asked for structured output with ``method``.
+    """The provider ``--model`` names, listing every key in ``keys``, with the models of
+    ``keys`` built; a chat model is asked for structured output with ``method``.
 
     Raises:
         LangTreeError: The value names nothing usable, or building a model raised (the
             CLI exits with status 2).
     """
-    return _built(_named_provider(spec, keys, method), keys, spec)
+    return _built(named_provider(spec, keys, method), keys, spec)
 
 
-def _named_provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
+def named_provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
+    """The provider ``--model`` names, as `provider_for()` gives it but with no model
+    built by LangTree: a provider's factories and the embedded local model wait for
+    their first use (a function that ``--model`` names is called, to learn what it
+    returns).
+
+    Raises:
+        LangTreeError: The value names nothing usable, or the function it names raised.
+    """
     if spec is None:
-        try:  # the local model is an extra: import it only when it is asked for
-            from langtree.models import default_local_model
-        except ImportError:
-            raise LangTreeError(NO_MODEL) from None
-        return _same_model(default_local_model, keys, method)
+        return _same_model(_local_model, keys, method)
     if spec == "fake":
         return _same_model(FakeChatModel, keys, method)
     found = named_object(
@@ -80,6 +85,15 @@ def _as_provider(
         "  hint: name an LLMProvider, a langchain_core BaseChatModel (or a runnable around "
         "one), or a function without arguments returning one"
     )
+
+
+def _local_model() -> ChatRunnable:
+    """The embedded local model, built (its weights loaded) on first use."""
+    try:  # the local model is an extra: import it only when it is built
+        from langtree.models import default_local_model
+    except ImportError:
+        raise LangTreeError(NO_MODEL) from None
+    return default_local_model()
 
 
 def _called(factory: Callable[[], object], spec: str) -> object:

@@ -13,7 +13,7 @@ from pathlib import Path
 from langtree.api import RunStructure
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, require_inputs, variables_from
-from langtree.cli.models import model_keys, provider_for
+from langtree.cli.models import model_keys, named_provider, provider_for
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
@@ -173,9 +173,12 @@ def run_tree(arguments: argparse.Namespace) -> int:
     if not rows:
         require_inputs(checked, inputs, task_name, arguments.input)
     variables = variables_from(arguments.var)
-    if arguments.dry_run:
-        return _dry_run(_running(checked, task_name, config), inputs, variables, rows=rows)
     keys = model_keys(checked, inputs)
+    if arguments.dry_run:
+        # The costs go under the keys of the provider that --model names, as the run's
+        # usage would; the dry run builds none of its models.
+        unbuilt = named_provider(arguments.model, keys, arguments.method)
+        return _dry_run(_running(checked, task_name, config, unbuilt), inputs, variables, rows=rows)
     provider = provider_for(arguments.model, keys, arguments.method)
     structure = _running(checked, task_name, config, provider)
     limits = structure.settings.usage_limits

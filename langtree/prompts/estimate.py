@@ -5,6 +5,11 @@ that also totals them: each prompt is one call per sample (``resample(n)`` makes
 each call sends the prompt's tokens and its step's output schema. Retries, and the
 elements of lists a model writes (shown once, as ``[*]``), are not known before the run,
 so the figures are a lower bound of what the run sends; output tokens are not estimated.
+
+Costs per model are filed under the key of the model a step calls, as the run's
+``RunResult.usage.by_model`` files its calls: the key the step's ``llm()`` names, else
+the provider's default (its first key), else, before a provider is given,
+`DEFAULT_MODEL_KEY`, the key ``langtree run`` gives the model it builds itself.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ from typing import TypeVar
 from langtree.display import code, table
 from langtree.prompts.preview import StepPrompt
 
-__all__ = ["Cost", "Prompts"]
+__all__ = ["DEFAULT_MODEL_KEY", "Cost", "Prompts"]
 
 _Key = TypeVar("_Key", bound=Hashable)
+
+DEFAULT_MODEL_KEY = "default"
+"""The key of the model that steps naming none call, when no provider names it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +60,23 @@ class Prompts(list[StepPrompt]):
 
     A plain ``list`` of ``StepPrompt`` (indexing, ``len``, iteration work as before), with
     totals: `cost`, `by_step()` and `by_model()`.
+
+    Args:
+        prompts: The prompts.
+        default_model: The key of the model a step calls when it names none: the
+            provider's default.
     """
+
+    def __init__(
+        self, prompts: Iterable[StepPrompt] = (), *, default_model: str = DEFAULT_MODEL_KEY
+    ) -> None:
+        super().__init__(prompts)
+        self.default_model = default_model
+        """The key of the model a step calls when it names none."""
+
+    def model_of(self, prompt: StepPrompt) -> str:
+        """The key of the model ``prompt`` is sent to."""
+        return prompt.model or self.default_model
 
     @property
     def cost(self) -> Cost:
@@ -63,17 +87,15 @@ class Prompts(list[StepPrompt]):
         """The cost of each step kind (``step_id``), in plan order."""
         return _grouped(self, lambda prompt: prompt.step_id)
 
-    def by_model(self) -> dict[str | None, Cost]:
-        """The cost per model key (``None``: the provider's default), first use first."""
-        return _grouped(self, lambda prompt: prompt.model)
+    def by_model(self) -> dict[str, Cost]:
+        """The cost per model key (see `model_of()`), first use first: the keys
+        ``RunResult.usage.by_model`` files the run's calls under."""
+        return _grouped(self, self.model_of)
 
     def cost_markdown(self) -> str:
         """The costs as Markdown tables: per step, per model, and the total."""
         rows = [[code(step), *_figures(cost)] for step, cost in self.by_step().items()]
-        models = [
-            [code(model) if model else "default", *_figures(cost)]
-            for model, cost in self.by_model().items()
-        ]
+        models = [[code(model), *_figures(cost)] for model, cost in self.by_model().items()]
         heads = ["prompts", "calls", "input tokens", "over budget"]
         total = self.cost
         return (

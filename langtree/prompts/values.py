@@ -36,6 +36,7 @@ __all__ = [
     "check_unicode",
     "contains_pending",
     "first_absent",
+    "json_data",
     "pending_list",
     "rebuild",
     "render_value",
@@ -148,10 +149,27 @@ def render_value(value: object) -> str:
         return str(value)
     if isinstance(value, Enum):
         return render_value(value.value)
-    data = rebuild(value, _json_level)
+    data = json_data(value)
     if isinstance(data, str):
         return data
     return _json_text(data)
+
+
+def json_data(value: object) -> object:
+    """A value as JSON data, as ``model_dump(mode="json")`` gives it: Enum members are
+    their values, dates, times, decimals and paths their JSON text, models (assets too)
+    the dicts of their fields, tuples lists, sets sorted lists; a `Pending` marker is
+    its text. The containers are new: nothing is shared with ``value``.
+
+    Raises:
+        ExecutionError: The value nests deeper than 10,000 levels (it contains itself).
+
+    Examples:
+        >>> from datetime import date
+        >>> json_data({"due": date(2024, 5, 1), "tags": {"b", "a"}})
+        {'due': '2024-05-01', 'tags': ['a', 'b']}
+    """
+    return rebuild(value, _json_level)
 
 
 def rebuild(value: object, unfold: Callable[[object], object]) -> object:
@@ -206,7 +224,7 @@ def _json_level(value: object) -> object:
 
 
 def _sort_key(item: object) -> str:
-    return json.dumps(rebuild(item, _json_level), sort_keys=True)
+    return json.dumps(json_data(item), sort_keys=True)
 
 
 def _json_text(data: object) -> str:

@@ -34,7 +34,7 @@ from langchain_core.runnables.config import ensure_config, get_async_callback_ma
 from pydantic import BaseModel
 
 from langtree.prompts.preview import PromptBuilder, StepPrompt
-from langtree.prompts.state import Address, RunState, copied, instance_text, to_plain
+from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.answer_files import AnswerFiles
 from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
 from langtree.runtime.call_key import step_identity
@@ -42,6 +42,7 @@ from langtree.runtime.commands import CommandTracker
 from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.instances import Schedule, StepInstance
+from langtree.runtime.json_view import fields_view, json_view, roots_view
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
 from langtree.runtime.otel import model_identity, run_tracer
@@ -222,7 +223,7 @@ class _Run:
         if self.events is not None and record.kind == "mapping":
             mapped = ValueMapped(
                 path=record.path,
-                value=record.value,
+                value=json_view(record.value, record.path, self.resampled_values),
                 command=record.command or "",
                 source=record.source,
             )
@@ -233,11 +234,12 @@ class _Run:
     ) -> None:
         if self.events is None:
             return
+        node_path = instance_text(self.prompts.registry, address)
         finished = StepFinished(
             step_id=step.id,
-            node_path=instance_text(self.prompts.registry, address),
-            values=copied(dict(values)),  # type: ignore[arg-type]
-            partial=copied(self.state.roots),  # type: ignore[arg-type]
+            node_path=node_path,
+            values=fields_view(values, node_path, self.resampled_values),
+            partial=roots_view(self.state.roots, self.resampled_values),
             transform=step.transform is not None,
         )
         self.events(finished)
@@ -386,7 +388,14 @@ class _Run:
         step = self.steps[position]
         assert step.transform is not None
         started = time.perf_counter()
-        computed = compute(step.transform, step.fields[0], address, self.state, self.prompts.config)
+        computed = compute(
+            step.transform,
+            step.fields[0],
+            address,
+            self.state,
+            self.prompts.config,
+            self.resampled_values,
+        )
         values = {computed.field_name: computed.value}
         self.state.write_generated(address, values)
         record = TransformRecord(

@@ -6,6 +6,11 @@ half-parsed JSON. A ``value`` mapping's write, and under ``on_error="continue"``
 instance's failure, are events too. The last event is `RunFinished` with the
 ``RunResult``; a run that fails raises from the stream instead, after the events that
 came before.
+
+The values an event carries are JSON data, as ``RunResult.dump()`` shows them (Enum
+members as their values, dates as ISO text, each ``f_resampled_value`` beside its field;
+see `langtree.runtime.json_view`), so a server can send them on as they are; each
+event's ``to_dict()`` is the whole event as JSON data, its kind under ``"event"``.
 """
 
 from __future__ import annotations
@@ -39,9 +44,9 @@ class StepFinished:
     Attributes:
         step_id: The plan step, e.g. ``task.report.sections:summary``.
         node_path: The node instance, e.g. ``task.report.sections[0]``.
-        values: The fields written, as plain data (validated against the step's schema,
+        values: The fields written, as JSON data (validated against the step's schema,
             or converted to the fields' types for a transform).
-        partial: Each root task's values so far, by tag, as plain data (a copy).
+        partial: Each root task's values so far, by tag, as JSON data (a copy).
         transform: Whether a transform computed the values (no model call).
     """
 
@@ -51,6 +56,17 @@ class StepFinished:
     partial: Mapping[str, Mapping[str, object]]
     transform: bool = False
 
+    def to_dict(self) -> dict[str, object]:
+        """The event as JSON data."""
+        return {
+            "event": "StepFinished",
+            "step_id": self.step_id,
+            "node_path": self.node_path,
+            "values": self.values,
+            "partial": self.partial,
+            "transform": self.transform,
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ValueMapped:
@@ -58,7 +74,7 @@ class ValueMapped:
 
     Attributes:
         path: The field path written, e.g. ``task.digest.summaries``.
-        value: The value, as plain data.
+        value: The value, as JSON data.
         command: The command's text as written.
         source: The mapping's source path, when it has one.
     """
@@ -67,6 +83,16 @@ class ValueMapped:
     value: object
     command: str
     source: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        """The event as JSON data."""
+        return {
+            "event": "ValueMapped",
+            "path": self.path,
+            "value": self.value,
+            "command": self.command,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +105,17 @@ class StepFailed:
 
     error: StepFailedError
 
+    def to_dict(self) -> dict[str, object]:
+        """The event as JSON data: the failed step instance, the kind of failure and the
+        error's message."""
+        return {
+            "event": "StepFailed",
+            "step_id": self.error.step_id,
+            "node_path": self.error.node_path,
+            "kind": self.error.kind,
+            "message": str(self.error),
+        }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished:
@@ -89,6 +126,10 @@ class RunFinished:
     """
 
     result: RunResult
+
+    def to_dict(self) -> dict[str, object]:
+        """The event as JSON data: the result's ``to_dict()``."""
+        return {"event": "RunFinished", "result": self.result.to_dict()}
 
 
 RunEvent: TypeAlias = StepFinished | ValueMapped | StepFailed | RunFinished

@@ -93,7 +93,8 @@ class StepFailedError(ExecutionError):
 
     @property
     def partial(self) -> Mapping[str, object]:
-        """Each root task's values as plain data when the run stopped, by tag."""
+        """Each root task's values as JSON data when the run stopped, by tag (see
+        `RunResult.partial()`)."""
         return self.result.partials if self.result is not None else {}
 
     @property

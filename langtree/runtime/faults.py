@@ -47,7 +47,7 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Literal, get_args
@@ -93,7 +93,7 @@ _LONGEST_MESSAGE = 300
 def classify_failure(
     error: BaseException,
     *,
-    transient_errors: tuple[type[BaseException], ...] = (),
+    transient_errors: Collection[type[BaseException]] = (),
     classifier: ErrorClassifier | None = None,
 ) -> FailureKind:
     """The kind of a model call's failure, by the rules in the module's docstring.
@@ -156,7 +156,7 @@ def describe_failure(error: BaseException) -> str:
 
 def _classify(
     error: BaseException,
-    transient_errors: tuple[type[BaseException], ...],
+    transient_errors: Collection[type[BaseException]],
     classifier: ErrorClassifier | None,
 ) -> FailureKind | None:
     """Rules 1–8 on the error itself; None when none of them applies."""
@@ -164,7 +164,7 @@ def _classify(
         return kind
     if isinstance(error, LangTreeError):
         return "permanent"
-    if isinstance(error, transient_errors):
+    if isinstance(error, tuple(transient_errors)):
         return "transient"
     return _known_kind(error)
 

@@ -1,7 +1,7 @@
 """A run's `RunResult`, when it finishes and when it stops early.
 
 A run that stops early (a failed step, a limit, Ctrl-C) still returns all it had done:
-the tasks whose values validate, the others as plain data with why they do not validate,
+the tasks whose values validate, the others as JSON data with why they do not validate,
 every trace record and every write.
 """
 
@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.state import MissingValue, RunState, copied
+from langtree.prompts.state import MissingValue, RunState
 from langtree.runtime.cache import CacheReport
 from langtree.runtime.failure import StepFailedError
 from langtree.runtime.journal import JournalReport
+from langtree.runtime.json_view import roots_view
 from langtree.runtime.provenance import ProvenanceRecord
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.usage import RunUsage
@@ -79,7 +80,7 @@ def run_result(
         provenance_records=provenance,
         errors=errors,
         skipped=skipped,
-        partials=_copied_roots(state),
+        partials=roots_view(state.roots, resampled_values),
         invalid=invalid,
         usage=RunUsage.of_trace(trace),
         journal=journal,
@@ -117,11 +118,3 @@ def _details(error: ValidationError, missing: list[MissingValue]) -> str:
     ]
     lines += [f"  - {value.message}\n    hint: {value.hint}" for value in missing]
     return "\n".join(lines)
-
-
-def _copied_roots(state: RunState) -> dict[str, dict[str, object]]:
-    """The roots' values, copied without recursion (trees may nest deeper than Python's
-    recursion limit)."""
-    roots = copied(state.roots)
-    assert isinstance(roots, dict)
-    return roots

@@ -4,7 +4,6 @@ wrote each value (DESIGN D14), and, with ``on_error="continue"``, what failed.""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
+from langtree.runtime.json_view import add_resampled_values
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.result_display import result_markdown, run_tokens
 from langtree.runtime.usage import RunUsage
@@ -180,7 +180,7 @@ class RunResult:
     With ``RunStructure({"on_error": "continue"})`` a run whose steps fail still returns:
     `errors` lists the failures, `skipped` the instances not run because of
     them, and ``result[Task]`` raises `ExecutionError` for a task
-    whose values do not validate; `partial()` gives any task's values as plain data.
+    whose values do not validate; `partial()` gives any task's values as JSON data.
 
     Attributes:
         tasks: Each root task's instance, by tag (the tasks that validated).
@@ -193,7 +193,7 @@ class RunResult:
             `provenance()`).
         errors: Every step instance that failed after its retries (``on_error="continue"``).
         skipped: The instances not run because one they depend on failed.
-        partials: Each root task's values as plain data, by tag.
+        partials: Each root task's values as JSON data, by tag (see `partial()`).
         invalid: Why each task that did not validate failed, by tag.
         usage: The calls and tokens of the run, retries and failed calls included,
             overall and per model key (answers replayed from a journal are not counted:
@@ -229,7 +229,7 @@ class RunResult:
         Raises:
             KeyError: It is not a task of this run.
             ExecutionError: Its values do not validate (a step failed under
-                ``on_error="continue"``); `partial()` gives them as plain data.
+                ``on_error="continue"``); `partial()` gives them as JSON data.
         """
         tag = self._tag(key)
         if tag in self.invalid:
@@ -257,7 +257,11 @@ class RunResult:
         return tag
 
     def partial(self, key: type[TreeNode] | str) -> dict[str, object]:
-        """A task's values as plain data, whether or not they validate (a copy).
+        """A task's values as JSON data, whether or not they validate (a copy).
+
+        The values are what `dump()` would show (Enum members as their values, each
+        ``f_resampled_value`` beside its field; see `langtree.runtime.json_view`), as far
+        as the run got, so ``json.dumps`` takes them as they are.
 
         Raises:
             KeyError: It is not a task of this run.
@@ -303,21 +307,14 @@ class RunResult:
         task = self[key]
         tag = next(name for name, value in self.tasks.items() if value is task)
         data: dict[str, object] = task.model_dump(mode="json")
-        for (node_path, name), number in self.resampled_values.items():
-            target = _located(data, tag, node_path)
-            if target is not None and name in target:
-                items = list(target.items())
-                at = [key for key, _ in items].index(name) + 1
-                items.insert(at, (f"{name}_resampled_value", number))
-                target.clear()
-                target.update(items)
+        add_resampled_values(data, tag, self.resampled_values)
         return data
 
-    def to_json(self) -> str:
-        """The tasks' values (see `dump()`), the trace and the provenance as indented
-        JSON text; a run with transforms adds ``transforms``, a run with failures adds
+    def to_dict(self) -> dict[str, object]:
+        """The tasks' values (see `dump()`), the trace, the provenance and the usage as
+        JSON data; a run with transforms adds ``transforms``, a run with failures adds
         ``errors``, ``skipped`` and the ``partial`` values of the tasks that do not
-        validate."""
+        validate (see `partial()`)."""
         data: dict[str, object] = {
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
@@ -332,9 +329,16 @@ class RunResult:
                 for error in self.errors
             ]
             data["skipped"] = [record.to_dict() for record in self.skipped]
-            data["partial"] = {
-                tag: to_jsonable_python(self.partials.get(tag)) for tag in self.invalid
-            }
+            data["partial"] = {tag: self.partial(tag) for tag in self.invalid}
+        return data
+
+    def to_json(self) -> str:
+        """`to_dict()` as indented JSON text.
+
+        Raises:
+            ExecutionError: The values nest too deep for Python's ``json`` module.
+        """
+        data = self.to_dict()
         try:
             return json.dumps(data, indent=2, ensure_ascii=False)
         except RecursionError:
@@ -345,24 +349,3 @@ class RunResult:
                 "  hint: read the values from the result (result[TaskClass], "
                 "result.partial(...)) instead"
             ) from None
-
-
-_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
-
-
-def _located(data: dict[str, object], tag: str, node_path: str) -> dict[str, object] | None:
-    """The dict at ``node_path`` (``task.x.items[0]``) inside the dump of task ``tag``."""
-    if node_path != tag and not node_path.startswith(f"{tag}."):
-        return None
-    current: object = data
-    rest = node_path[len(tag) + 1 :]
-    for part in rest.split(".") if rest else []:
-        match = _PART.fullmatch(part)
-        if match is None or not isinstance(current, dict):
-            return None
-        current = current.get(match.group(1))
-        for index in re.findall(r"\[(\d+)\]", match.group(2)):
-            if not isinstance(current, list) or int(index) >= len(current):
-                return None
-            current = current[int(index)]
-    return current if isinstance(current, dict) else None

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+from langtree.errors import Diagnostic, StructureError
 from langtree.runtime.faults import ErrorClassifier
 
 __all__ = ["RetryPolicy"]
@@ -36,10 +37,15 @@ class RetryPolicy:
             honoured as given).
         multiplier: How much the wait grows from one retry to the next.
         jitter: Whether each wait is drawn between half and all of its nominal value.
-        transient_errors: Further exception types to treat as transient.
+        transient_errors: Further exception classes to treat as transient: a list, a
+            tuple or a set of them, kept as a tuple.
         classifier: A function that names the kind of an error it recognises
             (``"transient"``, ``"invalid_output"`` or ``"permanent"``) and returns
             ``None`` for the others; asked before LangTree's own rules.
+
+    Raises:
+        StructureError: ``transient_errors`` is not a collection of exception classes
+            (naming the value at fault).
 
     Examples:
         >>> policy = RetryPolicy(initial_delay=1.0, multiplier=2.0, max_delay=5.0, jitter=False)
@@ -54,8 +60,14 @@ class RetryPolicy:
     max_delay: float = 30.0
     multiplier: float = 2.0
     jitter: bool = True
-    transient_errors: tuple[type[BaseException], ...] = ()
+    transient_errors: Collection[type[BaseException]] = ()
     classifier: ErrorClassifier | None = None
+
+    def __post_init__(self) -> None:
+        # The classes are checked here, not with the other settings: `isinstance()` takes
+        # only a tuple of classes, and a wrong value would otherwise surface as a
+        # TypeError at the first failed call, deep inside a run that has paid for calls.
+        object.__setattr__(self, "transient_errors", _exception_classes(self.transient_errors))
 
     def delay(self, retry: int, *, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before transient retry number ``retry`` (1 for the first).
@@ -84,6 +96,37 @@ class RetryPolicy:
                 yield f"{name} must be a number of seconds of at least 0, got {value!r}"
         if not _finite(self.multiplier) or self.multiplier < 1:
             yield f"multiplier must be at least 1, got {self.multiplier!r}"
+
+
+def _exception_classes(value: object) -> tuple[type[BaseException], ...]:
+    """``value`` as a tuple of exception classes.
+
+    Raises:
+        StructureError: It is not a collection, or an item is not an exception class.
+    """
+    if not isinstance(value, Collection) or isinstance(value, str | bytes | Mapping):
+        raise _refused(
+            f"transient_errors must be a list or tuple of exception classes, got {value!r}"
+        )
+    classes = tuple(value)
+    for index, item in enumerate(classes):
+        if not (isinstance(item, type) and issubclass(item, BaseException)):
+            raise _refused(_item_problem(index, item))
+    return classes
+
+
+def _item_problem(index: int, item: object) -> str:
+    if isinstance(item, str):
+        return (
+            f"transient_errors[{index}] must be an exception class, got the text {item!r} "
+            "(a .json config cannot hold classes: give them in a Python dict)"
+        )
+    return f"transient_errors[{index}] must be an exception class, got {item!r}"
+
+
+def _refused(problem: str) -> StructureError:
+    hint = "give the classes themselves, e.g. RetryPolicy(transient_errors=[TimeoutError])"
+    return StructureError([Diagnostic(severity="error", message=problem, hint=hint)])
 
 
 def _finite(value: object) -> bool:

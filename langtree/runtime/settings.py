@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from langtree.dsl.hints import suggest
-from langtree.errors import ExecutionError, problems_error
+from langtree.errors import ExecutionError, StructureError, problems_error
 from langtree.runtime.cache import CacheSetting, cache_problems
 from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.retry import RetryPolicy
@@ -147,7 +147,8 @@ RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSet
 def _converted(
     kind: type[RetryPolicy] | type[UsageLimits], value: object, key: str
 ) -> tuple[Any, list[str]]:
-    """``value`` as ``kind``: an instance as it is, a dict by its fields."""
+    """``value`` as ``kind``: an instance as it is, a dict by its fields (a
+    ``RetryPolicy`` refuses wrong ``transient_errors`` as it is built)."""
     if isinstance(value, kind):
         return value, []
     names = sorted(item.name for item in fields(kind))
@@ -157,7 +158,10 @@ def _converted(
     if unknown:
         listed = ", ".join(repr(name) for name in names)
         return kind(), [f"{key} has no setting {unknown[0]!r}; its settings are {listed}"]
-    return kind(**value), []
+    try:
+        return kind(**value), []
+    except StructureError as error:
+        return kind(), [f"{key}: {diagnostic.message}" for diagnostic in error.diagnostics]
 
 
 def _rate_limit_problems(limit: object) -> Iterator[str]:

@@ -1,11 +1,14 @@
 """Computing a transform field for one node instance, with no model call.
 
 The expression (see `langtree.structure.transforms`) is evaluated over the values it
-reads, each from the instance or the nearest instance above it that holds the field.
-Lists and other iterables that Jinja2's filters return lazily (``map``, ``select``) are
-made lists; the value is then converted to the field's annotation exactly as a ``value``
-mapping converts what it writes (`convert_value()`),
-never by parsing rendered text. Anything that goes wrong is an
+reads, each from the instance or the nearest instance above it that holds the field, as
+``RunResult.dump()`` shows them (`langtree.runtime.json_view`): nodes are dicts, Enum
+members their values, dates ISO text, assets the dicts of their fields. Lists and other
+iterables that Jinja2's filters return lazily (``map``, ``select``) are made lists; the
+value is then converted to the field's annotation exactly as a ``value`` mapping
+converts what it writes (`convert_value()`, which takes a value's JSON form back to its
+type: ``"blocker"`` to the member, ``"2024-05-01"`` to the date), never by parsing
+rendered text. Anything that goes wrong is an
 `ExecutionError` that names the field, the instance and the
 expression.
 """
@@ -20,6 +23,7 @@ from jinja2 import Undefined
 
 from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
+from langtree.runtime.json_view import ResampledValues, json_view
 from langtree.structure.conversion import convert_value
 from langtree.structure.transforms import Transform, compiled
 from langtree.structure.type_config import TypeMappingConfig
@@ -46,8 +50,18 @@ def compute(
     address: Address,
     state: RunState,
     config: TypeMappingConfig,
+    resampled: ResampledValues,
 ) -> Computed:
     """Evaluate ``transform`` for the instance at ``address``.
+
+    Args:
+        transform: The field's transform.
+        field_name: The field it computes.
+        address: The instance.
+        state: The run's values.
+        config: How the value converts to the field's type.
+        resampled: The numbers behind numerically aggregated fields, which the values
+            read show beside their fields.
 
     Raises:
         ExecutionError: A value it reads is missing, the expression fails, or its value
@@ -58,7 +72,7 @@ def compute(
     node_field = node.field(field_name)
     assert node_field is not None
     where = instance_text(state.registry, address)
-    names = _values(transform, address, state, where)
+    names = _values(transform, address, state, where, resampled)
     try:
         value = compiled(transform.expression)(**names)
     # The expression is the user's code: whatever it raises (a missing key, a division by
@@ -77,9 +91,14 @@ def compute(
 
 
 def _values(
-    transform: Transform, address: Address, state: RunState, where: str
+    transform: Transform,
+    address: Address,
+    state: RunState,
+    where: str,
+    resampled: ResampledValues,
 ) -> dict[str, object]:
-    """The value of each field the expression reads (Jinja2's globals are its own)."""
+    """The value of each field the expression reads, as `json_view()` shows it (Jinja2's
+    globals are its own)."""
     node = state.registry.get(address.tag)
     assert node is not None
     values: dict[str, object] = {}
@@ -91,9 +110,10 @@ def _values(
         while holder is not None and holder.tag != key.node_tag:
             holder = state.parent(holder)
         found = state.instance(holder) if holder is not None else None
-        if found is None or name not in found:
+        if holder is None or found is None or name not in found:
             raise _error(transform, where, f"{name!r} has no value")
-        values[name] = found[name]
+        path = f"{instance_text(state.registry, holder)}.{name}"
+        values[name] = json_view(found[name], path, resampled)
     return values
 
 

@@ -165,8 +165,24 @@ def _to_type(value: object, target: object, config: TypeMappingConfig) -> object
     if is_enum(target):
         return _to_enum(value, target, config)
     if isinstance(target, type):
-        raise _wrong_kind(value, target, f"a {target.__name__}")
+        return _from_json_form(value, target)
     return value
+
+
+def _from_json_form(value: object, target: type) -> object:
+    """A value of a class without a rule of its own (a date, a ``Decimal``, a ``UUID``)
+    from its JSON form, the text ``model_dump(mode="json")`` gives it (and a transform
+    reads), which is no string parsing: JSON has no other form for these values."""
+    try:
+        text = to_json(value)
+    except PydanticSerializationError:
+        raise _wrong_kind(value, target, f"a {target.__name__}") from None
+    try:
+        return type_adapter(target).validate_json(text, strict=True)
+    except ValidationError as error:
+        name = target.__name__
+        reason = f"it is neither a {name} nor the JSON form of one ({_first_complaint(error)})"
+        raise _failure(value, target, reason) from error
 
 
 def _failure(value: object, target: object, reason: str) -> ConversionError:
@@ -271,22 +287,33 @@ _SCALARS: dict[object, Callable[[object, TypeMappingConfig], object]] = {
 
 
 def _to_enum(value: object, target: type[Enum], config: TypeMappingConfig) -> Enum:
-    """By value, then by name; another enum's member by its value, then by its name."""
+    """By value, then by name; another enum's member by its value, then by its name.
+
+    A member's own value (its JSON form, as a transform reads it) converts without
+    string parsing; text that must be stripped or read as a name is parsed.
+    """
     by_value: object = value
-    name = value.name if isinstance(value, Enum) else value
+    name: object = value
     if isinstance(value, Enum):
-        by_value = value.value
-    elif isinstance(value, str):
+        by_value, name = value.value, value.name
+    elif isinstance(value, str) and _member(target, value) is None:
         by_value = name = _parsed(value, target, config)
+    member = _member(target, by_value)
+    if member is None and isinstance(name, str) and name in target.__members__:
+        member = target[name]
+    if member is None:
+        values = ", ".join(repr(each.value) for each in target)
+        reason = f"it is neither a value ({values}) nor a name of {target.__name__}"
+        raise _failure(value, target, reason)
+    return member
+
+
+def _member(target: type[Enum], value: object) -> Enum | None:
+    """The member whose value is ``value``, if there is one."""
     try:
-        return target(by_value)
+        return target(value)
     except ValueError:
-        pass
-    if isinstance(name, str) and name in target.__members__:
-        return target[name]
-    values = ", ".join(repr(member.value) for member in target)
-    reason = f"it is neither a value ({values}) nor a name of {target.__name__}"
-    raise _failure(value, target, reason)
+        return None
 
 
 # --- Models and containers -----------------------------------------------------------

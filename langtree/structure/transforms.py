@@ -106,7 +106,9 @@ def field_transform(
     parsed = _parse(expression, call)
     if isinstance(parsed, Diagnostic):
         return [*problems, parsed]
-    names = tuple(dict.fromkeys(name.name for name in parsed.find_all(nodes.Name)))
+    # find_all() walks the nodes below the root only: a bare name is the root itself.
+    found = [parsed] if isinstance(parsed, nodes.Name) else parsed.find_all(nodes.Name)
+    names = tuple(dict.fromkeys(name.name for name in found))
     problems += [
         problem
         for name in names

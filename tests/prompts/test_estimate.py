@@ -70,7 +70,7 @@ def test_each_prompt_costs_one_call_per_sample() -> None:
     )
     assert prompts.by_model() == {
         "fast": by_step["task.shelf.items:name"],
-        None: Cost(
+        "default": Cost(
             prompts=3,
             calls=4,
             input_tokens=by_step["task.shelf.items:note"].input_tokens
@@ -131,6 +131,39 @@ def test_the_costs_as_markdown() -> None:
         "| model | prompts | calls | input tokens | over budget |\n"
         "| --- | --- | --- | --- | --- |\n"
         f"| `fast` | 2 | 6 | {name.input_tokens:,} | 0 |\n"
-        f"| default | 3 | 4 | {note.input_tokens + label.input_tokens:,} | 0 |"
+        f"| `default` | 3 | 4 | {note.input_tokens + label.input_tokens:,} | 0 |"
     )
     assert prompts._repr_markdown_().startswith(prompts.cost_markdown() + "\n\n---\n\n")
+
+
+def test_by_model_files_each_call_under_the_key_the_run_reports() -> None:
+    model = FakeChatModel()
+    # The provider's default is 'smart': the steps that name no model call it.
+    structure = RunStructure(provider=LLMProvider({"smart": model, "fast": model}))
+    structure.add(TaskShelf)
+    inputs = {TaskShelf: {"items": [{}, {}]}}
+
+    prompts = structure.prompts(inputs)
+    usage = structure.run(inputs).usage
+
+    assert prompts.default_model == "smart"
+    assert {key: cost.calls for key, cost in prompts.by_model().items()} == {
+        key: used.calls for key, used in usage.by_model.items()
+    }
+    assert list(prompts.by_model()) == ["fast", "smart"]
+    assert [prompts.model_of(prompt) for prompt in prompts] == ["fast"] * 2 + ["smart"] * 3
+
+
+def test_without_a_provider_the_default_model_is_filed_under_default() -> None:
+    structure = RunStructure({"token_budget": {"default": 10}})
+    structure.add(TaskShelf)
+
+    prompts = structure.prompts({TaskShelf: {"items": [{}, {}]}})
+
+    assert prompts.default_model == "default"
+    assert list(prompts.by_model()) == ["fast", "default"]
+    # The budget of a key applies to the prompts filed under it.
+    assert {key: cost.over_budget for key, cost in prompts.by_model().items()} == {
+        "fast": 0,
+        "default": 3,
+    }

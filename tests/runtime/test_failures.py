@@ -200,6 +200,133 @@ def test_my_own_transient_error_type_is_retried() -> None:
     assert greet(model, retry=policy)[TaskGreet].greeting == "Hello, Ada!"
 
 
+class GatewayBusyError(Exception):
+    """A user's own transient error."""
+
+
+def flaky_run(
+    structure_config: dict[str, Any] | None, model_retry: RetryPolicy | None, **options: Any
+) -> RunResult:
+    model = FakeChatModel(responder=failing(GatewayBusyError("try again")))
+    provider = LLMProvider({"default": ModelConfig(model, retry=model_retry)})
+    built = RunStructure(structure_config, provider=provider)
+    built.add(TaskGreet)
+    return built.run({TaskGreet: {"name": "Ada"}}, **options)
+
+
+BUSY = [GatewayBusyError]
+QUICK = {"initial_delay": 0.001}
+
+
+@pytest.mark.parametrize(
+    ("structure_config", "model_retry", "options"),
+    [
+        pytest.param(
+            None, None, {"retry": RetryPolicy(transient_errors=BUSY, **QUICK)}, id="constructor"
+        ),
+        pytest.param(
+            {"retry": {"transient_errors": BUSY, **QUICK}}, None, {}, id="structure-config"
+        ),
+        pytest.param(None, None, {"retry": {"transient_errors": BUSY, **QUICK}}, id="run-option"),
+        pytest.param(None, RetryPolicy(transient_errors=BUSY, **QUICK), {}, id="model-config"),
+        pytest.param(
+            None,
+            None,
+            {"retry": RetryPolicy(transient_errors={GatewayBusyError}, **QUICK)},
+            id="set",
+        ),
+    ],
+)
+def test_transient_errors_may_be_a_list_wherever_a_retry_policy_comes_from(
+    structure_config: dict[str, Any] | None,
+    model_retry: RetryPolicy | None,
+    options: dict[str, Any],
+) -> None:
+    result = flaky_run(structure_config, model_retry, **options)
+
+    assert result[TaskGreet].greeting == "Hello, Ada!"
+    assert [record.failure for record in result.trace] == ["transient", None]
+
+
+def test_a_retry_policy_keeps_its_transient_errors_as_a_tuple() -> None:
+    policy = RetryPolicy(transient_errors=[GatewayBusyError, TimeoutError])
+
+    assert policy.transient_errors == (GatewayBusyError, TimeoutError)
+    assert hash(policy) == hash(RetryPolicy(transient_errors=(GatewayBusyError, TimeoutError)))
+
+
+BUSY_CLASS = f"<class '{__name__}.GatewayBusyError'>"
+TEXT_PROBLEM = (
+    "transient_errors[1] must be an exception class, got the text 'TimeoutError' (a .json "
+    "config cannot hold classes: give them in a Python dict)"
+)
+WRONG_TRANSIENT_ERRORS = [
+    pytest.param(
+        GatewayBusyError,
+        f"transient_errors must be a list or tuple of exception classes, got {BUSY_CLASS}",
+        id="one-class",
+    ),
+    pytest.param(
+        "TimeoutError",
+        "transient_errors must be a list or tuple of exception classes, got 'TimeoutError'",
+        id="text",
+    ),
+    pytest.param(
+        {"busy": GatewayBusyError},
+        "transient_errors must be a list or tuple of exception classes, got "
+        f"{{'busy': {BUSY_CLASS}}}",
+        id="dict",
+    ),
+    pytest.param([GatewayBusyError, "TimeoutError"], TEXT_PROBLEM, id="a-name"),
+    pytest.param(
+        [GatewayBusyError("busy")],
+        "transient_errors[0] must be an exception class, got GatewayBusyError('busy')",
+        id="an-instance",
+    ),
+    pytest.param(
+        (int,),
+        "transient_errors[0] must be an exception class, got <class 'int'>",
+        id="not-an-error",
+    ),
+]
+
+
+@pytest.mark.parametrize(("value", "problem"), WRONG_TRANSIENT_ERRORS)
+def test_a_retry_policy_refuses_what_is_no_exception_class_as_it_is_built(
+    value: object, problem: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        RetryPolicy(transient_errors=value)  # type: ignore[arg-type]
+
+    assert str(caught.value) == (
+        f"LangTree found 1 problem:\n\nerror: {problem}\n"
+        "  hint: give the classes themselves, e.g. RetryPolicy(transient_errors=[TimeoutError])"
+    )
+
+
+def test_wrong_transient_errors_in_the_config_are_reported_with_the_other_settings() -> None:
+    with pytest.raises(StructureError) as caught:
+        RunStructure({"retry": {"transient_errors": [GatewayBusyError, "TimeoutError"]}})
+
+    assert [d.message for d in caught.value.diagnostics] == [f"retry: {TEXT_PROBLEM}"]
+
+
+def test_wrong_transient_errors_in_the_run_options_fail_before_any_call() -> None:
+    model = FakeChatModel()
+
+    with pytest.raises(ExecutionError) as caught:
+        structure(model).run(
+            {TaskGreet: {"name": "Ada"}},
+            retry={"transient_errors": [GatewayBusyError, "TimeoutError"]},
+        )
+
+    assert str(caught.value) == (
+        f"retry: {TEXT_PROBLEM}\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
+        "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
+    )
+    assert model.calls == []
+
+
 def test_a_classifier_decides_first() -> None:
     model = FakeChatModel(responder=failing(KeyError("busy")))
     policy = RetryPolicy(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
+from datetime import date
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import Field
 
-from langtree import ExecutionError, LLMProvider, ModelConfig, RunStructure, TreeNode
+from langtree import Asset, ExecutionError, LLMProvider, ModelConfig, RunStructure, TreeNode
 from langtree.testing import FakeChatModel, FakeRequest
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()
@@ -361,3 +365,112 @@ def test_rows_of_a_dataset_compute_their_own_transforms() -> None:
     rows = [{TaskShowsCount: {"items": ["a"] * size}} for size in (1, 2, 3)]
     results = list(structure.run_many(rows))
     assert [row.result[TaskShowsCount].count for row in results if row.result] == [1, 2, 3]
+
+
+# --- what a transform reads: the values as to_json() shows them --------------------------
+
+
+class Severity(Enum):
+    BLOCKER = "blocker"
+    NIT = "nit"
+
+
+class Level(Enum):
+    LOW = 1
+    HIGH = 3
+
+
+class Issue(TreeNode):
+    text: str = Field(description="What is wrong.")
+    severity: Severity = Field(description="How bad it is.")
+    due: date = Field(description="When it must be fixed.")
+
+
+ISSUES = [
+    {"text": "Crashes on start", "severity": "blocker", "due": "2024-05-01"},
+    {"text": "Typo in a comment", "severity": "nit", "due": "2024-06-30"},
+]
+
+
+class TaskCodeReview(TreeNode):
+    """Review the change."""
+
+    issues: list[Issue] = Field(description="What you found.")
+    blockers: list[str] = Field(
+        description="""! transform(
+            "issues | selectattr('severity', 'eq', 'blocker') | map(attribute='text') | list"
+        )"""
+    )
+    first_due: date = Field(description='! transform("issues[0].due")')
+    first_due_text: str = Field(description='! transform("issues[0].due")')
+    worst: Severity = Field(description='! transform("issues[0].severity")')
+    named: Severity = Field(description="""! transform("'nit'")""")
+    level: Level = Field(description='! transform("3")')
+
+
+def test_a_transform_reads_enum_members_as_their_values_and_dates_as_text() -> None:
+    model = FakeChatModel(lambda request: {"issues": ISSUES})
+    result = structure_for(TaskCodeReview, model=model).run({TaskCodeReview: {}})
+
+    review = result[TaskCodeReview]
+    assert review.blockers == ["Crashes on start"]
+    assert review.first_due_text == "2024-05-01"
+    # What a transform gives is converted to its field's type, as before.
+    assert (review.first_due, review.worst, review.named, review.level) == (
+        date(2024, 5, 1),
+        Severity.BLOCKER,
+        Severity.NIT,
+        Level.HIGH,
+    )
+    assert len(model.calls) == 1
+
+
+def test_a_transform_reads_an_input_node_as_to_json_shows_it() -> None:
+    issues = [Issue.model_validate(issue) for issue in ISSUES]
+    result = structure_for(TaskCodeReview, model=FakeChatModel()).run(
+        {TaskCodeReview: TaskCodeReview.model_construct(issues=issues)}
+    )
+
+    assert result[TaskCodeReview].blockers == ["Crashes on start"]
+
+
+def test_a_transform_of_an_enum_field_under_the_exact_strategy_keeps_its_value() -> None:
+    model = FakeChatModel(lambda request: {"issues": ISSUES})
+    result = structure_for(
+        TaskCodeReview, model=model, validation_strategy="exact", allow_string_parsing=False
+    ).run({TaskCodeReview: {}})
+
+    assert (result[TaskCodeReview].worst, result[TaskCodeReview].first_due) == (
+        Severity.BLOCKER,
+        date(2024, 5, 1),
+    )
+
+
+def test_a_transform_converts_a_json_form_without_string_parsing() -> None:
+    model = FakeChatModel(lambda request: {"issues": ISSUES})
+    result = structure_for(TaskCodeReview, model=model, allow_string_parsing=False).run(
+        {TaskCodeReview: {}}
+    )
+
+    assert (result[TaskCodeReview].worst, result[TaskCodeReview].first_due) == (
+        Severity.BLOCKER,
+        date(2024, 5, 1),
+    )
+
+
+class TaskPhotoFacts(TreeNode):
+    photo: Asset
+    facts: dict[str, Any] = Field(description='! transform("photo")')
+    kind: str = Field(description="""! transform("photo['media_type']")""")
+
+
+def test_a_transform_reads_an_asset_as_the_dict_to_json_shows() -> None:
+    photo = Asset(data=b"\x89PNG", media_type="image/png", title="Front")
+    result = structure_for(TaskPhotoFacts, model=FakeChatModel()).run(
+        {TaskPhotoFacts: {"photo": photo}}
+    )
+
+    facts = result[TaskPhotoFacts].facts
+    assert facts == photo.model_dump(mode="json")
+    assert facts["data"] == base64.b64encode(b"\x89PNG").decode()
+    assert result[TaskPhotoFacts].kind == "image/png"

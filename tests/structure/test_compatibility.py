@@ -3,6 +3,8 @@
 import math
 import typing
 from collections.abc import Mapping, Sequence
+from datetime import date
+from decimal import Decimal
 from enum import Enum, IntEnum
 from typing import Annotated, Any, Literal
 
@@ -495,6 +497,10 @@ CONVERSIONS = [
     pytest.param("GREEN", Color, STRICT, Color.GREEN, id="enum-by-name"),
     pytest.param(2, Priority, STRICT, Priority.HIGH, id="int-enum-by-value"),
     pytest.param(Shade.RED, Color, STRICT, Color.RED, id="enum-other-enum"),
+    pytest.param("red", Color, NO_PARSING, Color.RED, id="enum-value-is-no-parsing"),
+    pytest.param("2024-05-01", date, NO_PARSING, date(2024, 5, 1), id="date-from-json-form"),
+    pytest.param("1.50", Decimal, STRICT, Decimal("1.50"), id="decimal-from-json-form"),
+    pytest.param(["2024-05-01"], list[date], STRICT, [date(2024, 5, 1)], id="json-form-items"),
     pytest.param(["1", "2"], list[int], STRICT, [1, 2], id="list-items"),
     pytest.param([1, 2], tuple[float, ...], STRICT, (1.0, 2.0), id="list-tuple"),
     pytest.param([1, 1], set[int], STRICT, {1}, id="list-set"),
@@ -632,6 +638,28 @@ CONVERSION_FAILURES = [
         "cannot convert Section(title='t') to dict: model ↔ dict conversion is disabled"
         " (allow_treenode_dict_conversion=False)",
         id="dicts-disabled",
+    ),
+    pytest.param(
+        " red ",
+        Color,
+        NO_PARSING,
+        "cannot convert ' red ' to Color: string parsing is disabled (allow_string_parsing=False)",
+        id="enum-parsing-disabled",
+    ),
+    pytest.param(
+        "May 1st",
+        date,
+        STRICT,
+        "cannot convert 'May 1st' to date: it is neither a date nor the JSON form of one (Input"
+        " should be a valid date in the format YYYY-MM-DD, input is too short)",
+        id="date-json-form",
+    ),
+    pytest.param(
+        object,
+        date,
+        STRICT,
+        "cannot convert <class 'object'> to date: a value of type type is not a date",
+        id="date-no-json-form",
     ),
     pytest.param(
         "purple",

@@ -120,6 +120,33 @@ def test_a_transform_is_in_no_declared_order() -> None:
     assert total.depends_on == ("task.out_of_order:prices",)
 
 
+class TaskCopy(TreeNode):
+    """A transform that is one name copies that field."""
+
+    prices: list[float] = Field(description="The prices.")
+    copied: list[float] = Field(description='! transform("prices")')
+
+
+class TaskCopyItself(TreeNode):
+    itself: float = Field(description='! transform("itself")')
+
+
+def test_a_transform_that_is_a_bare_name_reads_that_field() -> None:
+    structure = RunStructure()
+    structure.add(TaskCopy)
+    [prices, copied] = structure.plan().steps
+    assert copied.transform is not None
+    assert copied.transform.names == ("prices",)
+    assert copied.depends_on == (prices.id,)
+    assert problems(TaskCopyItself) == [
+        (
+            "error",
+            "transform() of 'TaskCopyItself.itself' reads 'itself', the field it computes",
+            "read the fields it is computed from",
+        )
+    ]
+
+
 class Section(TreeNode):
     title: str
     words: list[str] = Field(description="The section's key words.")
