@@ -13,7 +13,9 @@ for all of them, or for its own element's.
 The bookkeeping is event driven: each opened step keeps, for every number of shared list
 levels its dependents need, a count of unfinished instances per index prefix; when a
 count reaches zero the instances waiting on it are woken. A failed (or skipped) instance
-is kept by the same prefixes, so the instances it holds back are found by branch.
+is kept by the same prefixes, so the instances it holds back are found by branch; a step
+that reads it only through ``.**.`` pluck paths (``PlanStep.partial_reads``) is not held
+back, as the pluck leaves out what the instance never produced.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ _Prefix = tuple[int | None, ...]
 
 
 class Need(NamedTuple):
-    """A plan step that a step's instances wait for, and on how many index levels an
-    instance of the one matches an instance of the other."""
+    """A plan step that a step's instances wait for, on how many index levels an
+    instance of the one matches an instance of the other, and whether they go on without
+    its failed instances (``partial``)."""
 
     step: int
     levels: int
+    partial: bool = False
 
 
 def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
@@ -72,7 +76,11 @@ class InstanceWaits:
         position_of = {step.id: position for position, step in enumerate(steps)}
         self.needs: list[list[Need]] = [
             [
-                Need(position_of[dep], _levels(registry, step, steps[position_of[dep]]))
+                Need(
+                    position_of[dep],
+                    _levels(registry, step, steps[position_of[dep]]),
+                    partial=dep in step.partial_reads,
+                )
                 for dep in step.depends_on
                 if dep in position_of
             ]
@@ -80,8 +88,8 @@ class InstanceWaits:
         ]
         self.levels: dict[int, set[int]] = defaultdict(set)
         for needs in self.needs:
-            for dep, levels in needs:
-                self.levels[dep].add(levels)
+            for need in needs:
+                self.levels[need.step].add(need.levels)
         self.opened: set[int] = set()
         self.finished: set[int] = set()
         self._left: dict[int, int] = {}
@@ -105,12 +113,12 @@ class InstanceWaits:
         for address in addresses:
             instance = (position, address)
             self._blocked[instance] = 0
-            for dep, levels in self.needs[position]:
-                if dep in self.opened:
-                    self._wait(instance, dep, levels)
+            for need in self.needs[position]:
+                if need.step in self.opened:
+                    self._wait(instance, need.step, need.levels)
                 else:
                     self._blocked[instance] += 1
-                    self._before_open[dep].append((instance, levels))
+                    self._before_open[need.step].append((instance, need.levels))
             if not self._blocked[instance]:
                 self._release(instance)
         for instance, levels in self._before_open.pop(position, []):
@@ -170,13 +178,14 @@ class InstanceWaits:
     def broken_dependency(self, position: int, address: Address) -> str | None:
         """Why an instance must be skipped: what `mark_broken()` recorded for an
         instance it depends on, if any (looked up by branch, not by a scan of the
-        failures)."""
-        for dep, levels in self.needs[position]:
-            because = self._broken.get((dep, levels, address.indices[:levels]))
+        failures), unless it goes on without that step's failed instances."""
+        for need in self.needs[position]:
+            prefix = address.indices[: need.levels]
+            because = None if need.partial else self._broken.get((need.step, need.levels, prefix))
             if because is not None:
                 return because
         return None
 
     def deps_finished(self, position: int) -> bool:
         """Whether every step that ``position`` depends on has finished for all instances."""
-        return all(dep in self.finished for dep, _ in self.needs[position])
+        return all(need.step in self.finished for need in self.needs[position])

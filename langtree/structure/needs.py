@@ -6,7 +6,9 @@ step that produces a field. Needs come from three places:
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
   it; the step that generates that node whole when it has none) wait for every generated
-  field the sources read, also through other commands' ``value`` mappings into them.
+  field the sources read, also through other commands' ``value`` mappings into them. A
+  mapping that reads a field through a ``.**.`` pluck reads the instances inside the
+  plucked elements *partially*: it leaves out what a failed element never produced.
 - runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
   resolves to. A prompt shows the docstrings from the root task down to the step's node,
   the step's fields' descriptions, and, for a node field generated whole, every text of
@@ -76,6 +78,11 @@ class Need:
     """On how many list levels the consumer's instances need only the producer's instances
     with the same indices (an element-wise ``@each``, see
     ``langtree.structure.element_flows``); 0: they need all of them."""
+    partial_below: str | None = None
+    """The node of the elements that a ``.**.`` pluck of the mapping reading ``producer``
+    plucks (its outermost one): a failed instance of a step on that node or below it
+    gives a value the pluck leaves out, so the consumer goes on without it (``None``:
+    the consumer needs every instance)."""
 
     def diagnostic(self, node: Node, message: str, hint: str) -> Diagnostic:
         """An error at the command or variable behind the need, else at ``node``."""
@@ -84,6 +91,15 @@ class Need:
         if self.variable is not None:
             return self.variable.diagnostic(message, hint)
         return node_diagnostic(node, message, hint)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Reads:
+    """What one mapping reads: its source fields, and the node of the elements its
+    outermost ``.**.`` pluck plucks (``None``: it has none)."""
+
+    sources: tuple[FieldKey, ...]
+    partial_below: str | None
 
 
 def find_needs(
@@ -153,53 +169,76 @@ class _NeedFinder:
         for flow in flows:
             levels = element_levels(self.registry, flow, self.produced)
             for mapping_flow in flow.mappings:
-                sources = list(self._sources(flow, mapping_flow))
-                producers = self._producers(sources, writers)
+                reads = self._reads(flow, mapping_flow)
+                producers = self._producers(reads, writers)
                 for consumer in self._consumers(flow, mapping_flow) if producers else ():
-                    for producer in producers:
+                    for producer, partial_below in producers.items():
                         yield Need(
                             consumer=consumer,
                             producer=producer,
                             command=flow.command,
                             # Only the command's own sources lie in the iterated elements.
-                            element_levels=levels if producer in sources else 0,
+                            element_levels=levels if producer in reads.sources else 0,
+                            partial_below=partial_below,
                         )
 
-    def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[list[FieldKey]]]:
-        """For each field a ``value`` mapping writes, the sources of each such mapping."""
-        writers: dict[FieldKey, list[list[FieldKey]]] = defaultdict(list)
+    def _reads(self, flow: Flow, mapping_flow: MappingFlow) -> _Reads:
+        return _Reads(
+            sources=tuple(self._sources(flow, mapping_flow)),
+            partial_below=self._partial_below(flow, mapping_flow),
+        )
+
+    def _partial_below(self, flow: Flow, mapping_flow: MappingFlow) -> str | None:
+        """The node of the elements of the mapping's outermost ``.**.`` pluck, if any."""
+        pluck = next((p for p in mapping_flow.plucks if p.operator == "**"), None)
+        if pluck is None or mapping_flow.source is None:
+            return None
+        node: Node | None = flow.node
+        for node_field in mapping_flow.source.fields[: pluck.after]:
+            node = self.registry.child(node, node_field.name) if node is not None else None
+        return node.tag if node is not None else None
+
+    def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[_Reads]]:
+        """For each field a ``value`` mapping writes, what each such mapping reads."""
+        writers: dict[FieldKey, list[_Reads]] = defaultdict(list)
         for flow in flows:
             for mapping_flow in flow.mappings:
                 target = mapping_flow.target
                 if mapping_flow.scope != "value" or target is None or target.field is None:
                     continue
-                sources = list(self._sources(flow, mapping_flow))
+                reads = self._reads(flow, mapping_flow)
                 key = FieldKey(field_holder(self.registry, target).tag, target.field.name)
                 written = [key]
                 if target.field.shape.node_class is not None:
                     written += self.registry.subtree_fields(target.node)
                 for written_key in written:
-                    writers[written_key].append(sources)
+                    writers[written_key].append(reads)
         return writers
 
     def _producers(
-        self, sources: list[FieldKey], writers: Mapping[FieldKey, list[list[FieldKey]]]
-    ) -> list[FieldKey]:
-        """The generated fields behind ``sources``: each source a step produces, and, for a
-        source that a ``value`` mapping writes, the generated fields behind that mapping's
-        sources (so that a reader through a further command waits for the first writer)."""
-        producers: list[FieldKey] = []
-        seen = set(sources)
-        pending = list(sources)
+        self, reads: _Reads, writers: Mapping[FieldKey, list[_Reads]]
+    ) -> dict[FieldKey, str | None]:
+        """The generated fields behind a mapping's sources: each source a step produces,
+        and, for a source that a ``value`` mapping writes, the generated fields behind that
+        mapping's sources (so that a reader through a further command waits for the first
+        writer). Each with the ``partial_below`` of the mappings that read it itself:
+        the one they share, else ``None`` (a ``.**.`` pluck that leaves out a failed
+        element makes the value complete for every reader after it)."""
+        found: dict[FieldKey, set[str | None]] = defaultdict(set)
+        seen = {(key, reads.partial_below) for key in reads.sources}
+        pending = list(seen)
         while pending:
-            key = pending.pop()
+            key, partial_below = pending.pop()
             if key in self.produced:
-                producers.append(key)
-            for further in writers.get(key, ()):
-                fresh = [source for source in further if source not in seen]
+                found[key].add(partial_below)
+            for writer in writers.get(key, ()):
+                fresh = [(source, writer.partial_below) for source in writer.sources]
+                fresh = [state for state in fresh if state not in seen]
                 seen.update(fresh)
                 pending += fresh
-        return producers
+        return {
+            key: next(iter(belows)) if len(belows) == 1 else None for key, belows in found.items()
+        }
 
     def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
         source = mapping_flow.source
@@ -256,10 +295,13 @@ class _NeedFinder:
                 key = self.registry.field_above(node, name)
                 if key is None:  # a Jinja2 global, such as range
                     continue
-                sources = [key, *self._below(key)]
-                for producer in self._producers(sources, writers):
+                reads = _Reads(sources=(key, *self._below(key)), partial_below=None)
+                for producer, partial_below in self._producers(reads, writers).items():
                     yield Need(
-                        consumer=consumer, producer=producer, command=draft.transform.command
+                        consumer=consumer,
+                        producer=producer,
+                        command=draft.transform.command,
+                        partial_below=partial_below,
                     )
 
     def _below(self, key: FieldKey) -> Iterator[FieldKey]:

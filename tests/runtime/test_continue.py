@@ -237,3 +237,101 @@ def test_a_prompt_variable_plucked_over_a_failed_element_is_a_missing_value() ->
         "'task.docs.docs[1].summary' was never produced, and a prompt variable has no default",
         "    hint: send the list with a '.**.' pluck path, which leaves absent values out",
     ]
+
+
+def test_a_double_star_pluck_reduces_over_the_elements_that_succeeded() -> None:
+    task_docs = docs_task("docs.**.summary")
+
+    result, model = run_continuing(task_docs, TaskReview, inputs={task_docs: {"docs": DOCS}})
+
+    assert [error.node_path for error in result.errors] == ["task.docs.docs[1]"]
+    assert result.skipped == ()
+    review = result[TaskReview]
+    assert review.summaries == ["summary of task.docs.docs[0]", "summary of task.docs.docs[2]"]
+    assert review.review == "review of task.review"
+    assert model.calls[-1].fields == ("review",)
+    assert (
+        'from their summaries: [\n  "summary of task.docs.docs[0]",\n'
+        '  "summary of task.docs.docs[2]"\n]' in model.calls[-1].text
+    )
+
+
+class TaskFinder(TreeNode):
+    """Find documents."""
+
+    docs: list[Doc] = Field(
+        description="""
+        Three documents.
+        ! @all->task.review@{{value.summaries=docs.**.summary}}
+        """
+    )
+
+
+def test_a_double_star_pluck_over_a_list_never_produced_skips_its_reader() -> None:
+    def no_docs(request: FakeRequest) -> ResponderResult:
+        return {"docs": 42} if request.fields == ("docs",) else {"review": "Fine."}
+
+    result, _ = run_continuing(TaskFinder, TaskReview, inputs={}, responder=no_docs)
+
+    assert [(skipped.step_id, skipped.because) for skipped in result.skipped] == [
+        ("task.review:review", "task.finder:docs at task.finder")
+    ]
+
+
+class Passage(TreeNode):
+    text: str = Field(description="The passage.")
+
+
+class Chapter(TreeNode):
+    passages: list[Passage] = Field(default=[], description="The passages.")
+
+
+class TaskNovel(TreeNode):
+    """! @all->task.digest@{{value.texts=chapters.**.passages.*.text}}"""
+
+    chapters: list[Chapter] = Field(default=[], description="The chapters.")
+
+
+class TaskDigest(TreeNode):
+    texts: list[list[str]] = Field(default=[], description="The texts of each chapter.")
+    digest: str = Field(description="The digest.")
+
+
+def test_a_double_star_pluck_leaves_out_an_element_whose_inner_pluck_misses_a_value() -> None:
+    def passages(request: FakeRequest) -> ResponderResult:
+        if request.node_path == "task.novel.chapters[0].passages[1]":
+            return {"text": 42}
+        return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+    chapters = [{"passages": [{}, {}]}, {"passages": [{}]}]
+    result, _ = run_continuing(
+        TaskNovel, TaskDigest, inputs={TaskNovel: {"chapters": chapters}}, responder=passages
+    )
+
+    assert result.skipped == ()
+    assert result[TaskDigest].texts == [["text of task.novel.chapters[1].passages[0]"]]
+
+
+class TaskCollect(TreeNode):
+    """! @all->task.verdict@{{value.summaries=summaries}}"""
+
+    summaries: list[str] = Field(default=[], description="The summaries.")
+
+
+class TaskVerdict(TreeNode):
+    summaries: list[str] = Field(default=[], description="The summaries.")
+    verdict: str = Field(description="The verdict.")
+
+
+def test_a_reader_of_what_a_double_star_pluck_wrote_runs_too() -> None:
+    task_docs = docs_task("docs.**.summary", destination="task.collect")
+
+    result, _ = run_continuing(
+        task_docs, TaskCollect, TaskVerdict, inputs={task_docs: {"docs": DOCS}}
+    )
+
+    assert result.skipped == ()
+    assert result[TaskVerdict].summaries == [
+        "summary of task.docs.docs[0]",
+        "summary of task.docs.docs[2]",
+    ]
