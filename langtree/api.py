@@ -292,11 +292,11 @@ class RunStructure(TreeStructure):
                 `plan()`), or a model key is not in the provider.
             ExecutionError: No provider, an unknown or wrong setting, ``variables`` not
                 a mapping of names, ``config`` not a mapping, missing external
-                variables, or mapped data that does not fit.
-            StepFailedError: A step instance got no usable output
-                (``error.result`` holds what had finished).
-            RunLimitError: The deadline or a usage limit was reached (``error.result``
-                holds what had finished).
+                variables, mapped data that does not fit, a transform that fails, or
+                values that do not validate after the run. Raised once the run has
+                started, it holds what had finished in ``error.result``.
+            StepFailedError: A step instance got no usable output.
+            RunLimitError: The deadline or a usage limit was reached.
         """
         config = self._with_progress(inputs, variables, config, progress)
         if config is not None:

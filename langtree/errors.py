@@ -22,8 +22,9 @@ KeyboardInterrupt
 
 `ShapeError` becomes a diagnostic of the `StructureError` that `validate()` raises, and
 `ConversionError` the message of an `ExecutionError`, where users meet them;
-`UnknownPathError` comes from `RunResult.provenance()`. `StepFailedError`,
-`RunLimitError` and `RunInterrupted` carry what the run had finished (``.result``).
+`UnknownPathError` comes from `RunResult.provenance()`. Every `ExecutionError` raised
+once a run has started, and `RunInterrupted`, carry what the run had finished
+(``.result``).
 
 Messages follow one format: what is wrong (names quoted with ``repr``), the source line
 with a ``^~~~`` marker under the offending span, where it is, and a ``hint:`` naming the fix.
@@ -249,7 +250,20 @@ class ConversionError(LangTreeError, ValueError):
 
 
 class ExecutionError(LangTreeError, RuntimeError):
-    """A run that failed."""
+    """A run that failed.
+
+    Attributes:
+        result: What the run had finished when the error stopped it, so that no answer
+            paid for is lost: a `RunResult` (``langtree.runtime``; typed ``object`` here,
+            as this module comes before the runtime) with the values as plain data, the
+            trace, the provenance and the usage. Every error raised once the run has
+            started carries it (a transform or a mapping that fails, values that do not
+            validate after the run, a failed step, a limit reached); ``None`` for an error
+            raised before the run starts (settings, inputs, the checks before the first
+            call) or outside a run.
+    """
+
+    result: object | None = None
 
 
 def problems_error(problems: list[str], *, what: str, hint: str) -> ExecutionError:

@@ -529,7 +529,15 @@ def _declared_value(state: RunState, level: _Level, entry: ContextPath) -> objec
     if not entry.plucks:
         return holder[name]
     fail = functools.partial(_pluck_error, entry)
-    return pluck_values(level.values, entry.fields, entry.plucks, where="", fail=fail)
+    return pluck_values(
+        level.values, entry.fields, entry.plucks, where="", fail=fail, absent=_not_known
+    )
+
+
+def _not_known(path: str) -> None:
+    """A context entry shows a value no step has produced (yet) as ``None``, as it shows
+    a ``None``."""
+    return None
 
 
 def _pluck_error(entry: ContextPath, message: str, hint: str) -> ExecutionError:

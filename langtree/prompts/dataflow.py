@@ -8,8 +8,9 @@ A destination list that already holds a different number of elements is an error
 a silent truncation.
 
 A source that was never produced travels as `Absent` (not ``None``), located by
-where it was read; a path that crosses a list without a pluck keeps ``None`` for an
-element without the field, as ``.*.`` does.
+where it was read. A path that crosses a list without a pluck keeps ``None`` for an
+element whose value is ``None``, and `Absent` for one whose value was never produced,
+as ``.*.`` does.
 
 Values not known yet travel as `Pending` markers. An ``@each`` over a list that a
 step will produce runs once, at index ``None``: it sends the marker, and a list of nodes
@@ -24,13 +25,14 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 
 from langtree.errors import ExecutionError
-from langtree.prompts.missing_values import iteration_path, report_unsent, source_text
+from langtree.prompts.missing_values import iteration_path, report_unsent
 from langtree.prompts.plucking import pluck_values
-from langtree.prompts.state import Address, Output, RunState, copied
+from langtree.prompts.state import Address, Output, RunState, copied, instance_text
 from langtree.prompts.values import Absent, Pending, first_absent
 from langtree.prompts.writing import is_absolute, write_values
 from langtree.structure.deliveries import in_context, leaf_destination
 from langtree.structure.flows import Flow, MappingFlow, TargetScope
+from langtree.structure.known import input_only
 from langtree.structure.tree import NodeField
 from langtree.structure.type_config import TypeMappingConfig
 
@@ -101,13 +103,12 @@ def _apply_at(
     assign: Callable[[MappingFlow, _Indices], bool] | None = None,
 ) -> None:
     iterations = _iterations(flow, values)
+    origin = f"{instance_text(state.registry, cwd)}."
     for mapping_flow in mappings:
-        sent: _Sent = []
-        for indices, element in iterations:
-            value = _source_value(flow, mapping_flow, element, values, indices)
-            if isinstance(value, Absent):
-                value = Absent(source_text(state, flow, mapping_flow, cwd, indices))
-            sent.append((indices, value))
+        sent: _Sent = [
+            (indices, _source_value(flow, mapping_flow, element, values, indices, origin))
+            for indices, element in iterations
+        ]
         if mapping_flow.scope != "value":
             _send(state, flow, mapping_flow, cwd, sent)
         elif assign is None:
@@ -130,7 +131,7 @@ def _iterations(flow: Flow, values: dict[str, object]) -> _Sent:
         items = [
             (indices + inner, element)
             for indices, item in items
-            for inner, element in _iterate(_child(item, node_field.name), depth)
+            for inner, element in _iterate(_child(item, node_field), depth)
         ]
     return items
 
@@ -147,13 +148,18 @@ def _iterate(value: object, depth: int) -> Iterator[tuple[_Indices, object]]:
                 yield (index, *inner), item
 
 
-def _child(value: object, name: str) -> object:
-    """A node's field: `Absent` when the node lacks it (or is absent itself)."""
+def _child(value: object, node_field: NodeField) -> object:
+    """A node's field: `Absent` when the node lacks it (or is absent itself), except a
+    field only the caller gives, which may be left out: then ``None``, its default."""
     if isinstance(value, Pending):
         return Pending(value.step_id)
     if isinstance(value, Absent):
         return value
-    return value.get(name, Absent()) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if node_field.name in value:
+        return value[node_field.name]
+    return None if input_only(node_field) else Absent()
 
 
 def _source_value(
@@ -162,22 +168,32 @@ def _source_value(
     element: object,
     values: dict[str, object],
     indices: _Indices,
+    origin: str,
 ) -> object:
+    """The value a mapping reads for one iteration; a value never produced is `Absent`,
+    located from ``origin``, the command's instance (``'task.book.'``)."""
     source = mapping_flow.source
     if source is None:
         return values
     consumed = len(flow.inclusion.fields) if flow.inclusion else 0
     start = element if flow.inclusion else values
+    where = iteration_path(flow, indices)
     if not mapping_flow.plucks:
-        return _follow(start, source.fields[consumed:])
+        return _follow(start, source.fields[consumed:], origin + where)
     plucks = tuple(replace(pluck, after=pluck.after - consumed) for pluck in mapping_flow.plucks)
     return pluck_values(
         start,
         source.fields[consumed:],
         plucks,
-        where=iteration_path(flow, indices),
+        where=where,
         fail=functools.partial(_pluck_error, flow, mapping_flow),
+        absent=functools.partial(_absent_at, origin),
     )
+
+
+def _absent_at(origin: str, path: str) -> Absent:
+    """A value never produced, read at ``path`` from the instance ``origin``."""
+    return Absent(origin + path)
 
 
 def _pluck_error(flow: Flow, mapping_flow: MappingFlow, message: str, hint: str) -> ExecutionError:
@@ -188,25 +204,31 @@ def _pluck_error(flow: Flow, mapping_flow: MappingFlow, message: str, hint: str)
     return ExecutionError(diagnostic.render().removeprefix("error: "))
 
 
-def _follow(value: object, fields: tuple[NodeField, ...]) -> object:
-    """The value at the end of ``fields``; lists crossed on the way give lists."""
+def _follow(value: object, fields: tuple[NodeField, ...], where: str) -> object:
+    """The value at the end of ``fields``; lists crossed on the way give lists. A value
+    never produced is `Absent` at its full path: ``where`` (how ``value`` reads,
+    ``'task.book.'``) and the names of ``fields``."""
     if isinstance(value, Pending):
         return Pending(value.step_id)
     if not fields:
         return value
     node_field, rest = fields[0], fields[1:]
-    return _map_levels(_child(value, node_field.name), node_field.shape.list_depth, rest)
+    child = _child(value, node_field)
+    if isinstance(child, Absent) and not child.source:
+        child = Absent(where + ".".join(f.name for f in fields))
+    return _map_levels(child, node_field.shape.list_depth, rest, where + node_field.name)
 
 
-def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...]) -> object:
+def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...], where: str) -> object:
     if depth == 0 or not rest:
-        return _follow(value, rest)
+        return _follow(value, rest, where + ".")
     if isinstance(value, Pending):
         return Pending(value.step_id)
     if not isinstance(value, list):
         return value
-    items = (_map_levels(item, depth - 1, rest) for item in value)
-    return [None if isinstance(item, Absent) else item for item in items]
+    return [
+        _map_levels(item, depth - 1, rest, f"{where}[{index}]") for index, item in enumerate(value)
+    ]
 
 
 # -- prompt and outputs targets --------------------------------------------------------
@@ -223,7 +245,8 @@ def _send(
     """
     absent = first_absent([value for _, value in sent])
     if absent is not None:
-        report_unsent(state, flow, mapping_flow, absent)
+        whole = any(value is absent for _, value in sent)
+        report_unsent(state, flow, mapping_flow, absent, whole=whole)
         return
     value = _sent_value(flow, sent)
     leaf = leaf_destination(flow)

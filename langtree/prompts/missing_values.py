@@ -60,9 +60,12 @@ def report_missing(
     state.missing.append(missing)
 
 
-def report_unsent(state: RunState, flow: Flow, mapping_flow: MappingFlow, absent: Absent) -> None:
-    """A ``prompt``/``outputs`` target whose source was never produced: such a target has
-    no default, so it is a missing value (see `report_missing()`)."""
+def report_unsent(
+    state: RunState, flow: Flow, mapping_flow: MappingFlow, absent: Absent, *, whole: bool
+) -> None:
+    """A ``prompt``/``outputs`` target whose source, or one element of it (``whole`` is
+    ``False``), was never produced: such a target has no default, so it is a missing
+    value (see `report_missing()`)."""
     destination = flow.destination.node.tag if flow.destination is not None else "prompt.external"
     mapped = "map the source into a field with a default ('value.<field>=...')"
     if mapping_flow.scope == "outputs":
@@ -71,6 +74,8 @@ def report_unsent(state: RunState, flow: Flow, mapping_flow: MappingFlow, absent
     else:
         target, reason = f"{{{mapping_flow.name}}} in {destination!r}", "a prompt variable"
         hint = f"{mapped} and write {{<field>}} in the text instead"
+    if not whole:
+        hint = "send the list with a '.**.' pluck path, which leaves absent values out"
     report_missing(state, flow, mapping_flow, absent, target, f"{reason} has no default", hint)
 
 

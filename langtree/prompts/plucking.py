@@ -1,12 +1,18 @@
 """Read a pluck path (``items.*.id``) from a run's values: no model call, same values,
 same result.
 
-``.*.`` gives every element's value, ``None`` where the field is missing or the element
+``.*.`` gives every element's value, ``None`` where the value is ``None`` or the element
 is not a node; ``.**.`` leaves those ``None`` values out; ``.***.`` requires every value
 present and all of one type, else the run fails naming the element. A list that is
-itself missing gives ``None`` (``.*.``), an empty list (``.**.``) or that error
-(``.***.``). Plucks nest: each adds the list levels of the list it reads. A value not
-known yet stays a `Pending` marker.
+``None`` gives ``None`` (``.*.``), an empty list (``.**.``) or that error (``.***.``).
+
+A value never produced (the element lacks the field: its step failed or was skipped in a
+run that went on; a field only the caller gives, left out, is ``None``, its default) is
+what the caller's ``absent`` makes of it: a command's mapping keeps
+it `Absent` (its target then has no value for that element), where ``.**.`` leaves it
+out like ``None``; a list never produced is absent for every operator. Plucks nest: each
+adds the list levels of the list it reads, and an element whose inner pluck holds an
+absent value holds one itself. A value not known yet stays a `Pending` marker.
 """
 
 from __future__ import annotations
@@ -15,13 +21,24 @@ from collections.abc import Callable
 
 from langtree.dsl.paths import Pluck, PluckOperator
 from langtree.errors import ExecutionError
-from langtree.prompts.values import Pending
+from langtree.prompts.values import Absent, Pending, first_absent
+from langtree.structure.known import input_only
 from langtree.structure.tree import NodeField
 
 __all__ = ["pluck_values"]
 
 Fail = Callable[[str, str], ExecutionError]
 """Makes the error for a message and a hint (it adds the command and where it stands)."""
+
+Missing = Callable[[str], object]
+"""What stands for a value never produced, given where it was read (``'items[1].id'``)."""
+
+
+class _NeverProduced:
+    """What `_walk()` finds where a node lacks the field."""
+
+
+_NEVER = _NeverProduced()
 
 _STRICT_HINT = "use '.**.' to leave out missing values, or '.*.' to keep them as None"
 
@@ -33,6 +50,7 @@ def pluck_values(
     *,
     where: str,
     fail: Fail,
+    absent: Missing,
 ) -> object:
     """The values a pluck path reads from ``value``.
 
@@ -43,18 +61,23 @@ def pluck_values(
         where: How the start reads in messages (``''`` at the command's node, else
             e.g. ``'sections[2].'``).
         fail: Makes the error of a ``.***.`` whose values are not all present and alike.
+        absent: What stands for a value never produced: an `Absent` (a command's
+            mapping), or ``None`` (a prompt's context, which shows what is known).
 
     Raises:
-        ExecutionError: A ``.***.`` pluck found a missing value or mixed types.
+        ExecutionError: A ``.***.`` pluck found a ``None`` or mixed types.
     """
-    return _Plucker(fields, plucks, fail).pluck(value, 0, where)
+    return _Plucker(fields, plucks, fail, absent).pluck(value, 0, where)
 
 
 class _Plucker:
-    def __init__(self, fields: tuple[NodeField, ...], plucks: tuple[Pluck, ...], fail: Fail):
+    def __init__(
+        self, fields: tuple[NodeField, ...], plucks: tuple[Pluck, ...], fail: Fail, absent: Missing
+    ):
         self.fields = fields
         self.plucks = plucks
         self.fail = fail
+        self.absent = absent
 
     def pluck(self, value: object, index: int, where: str) -> object:
         """Walk to the list of pluck ``index`` (from the previous one) and pluck it."""
@@ -63,14 +86,20 @@ class _Plucker:
         walked = self.fields[start : pluck.after]
         where += ".".join(node_field.name for node_field in walked)
         depth = walked[-1].shape.list_depth
-        return self._levels(_walk(value, walked), depth, index, where)
+        return self._levels(self._found(_walk(value, walked), where), depth, index, where)
+
+    def _found(self, value: object, where: str) -> object:
+        """The value walked to, or what stands for it when it was never produced."""
+        return self.absent(where) if value is _NEVER else value
 
     def _levels(self, value: object, depth: int, index: int, where: str) -> object:
         operator = self.plucks[index].operator
         if isinstance(value, Pending):
             return Pending(value.step_id)
+        if isinstance(value, Absent):
+            return value
         if not isinstance(value, list):
-            return self._absent(operator, where)
+            return self._no_list(operator, where)
         if depth > 1:
             return [
                 self._levels(item, depth - 1, index, f"{where}[{position}]")
@@ -85,9 +114,10 @@ class _Plucker:
     def _element(self, item: object, index: int, where: str) -> object:
         if index + 1 < len(self.plucks):
             return self.pluck(item, index + 1, where)
-        return _walk(item, self.fields[self.plucks[index].after :])
+        walked = self.fields[self.plucks[index].after :]
+        return self._found(_walk(item, walked), where + ".".join(f.name for f in walked))
 
-    def _absent(self, operator: PluckOperator, where: str) -> object:
+    def _no_list(self, operator: PluckOperator, where: str) -> object:
         if operator == "*":
             return None
         if operator == "**":
@@ -101,12 +131,14 @@ class _Plucker:
         if operator == "*":
             return [value for _, value in found]
         if operator == "**":
-            return [value for _, value in found if value is not None]
+            return [value for _, value in found if value is not None and not _holds_absent(value)]
         end = self.plucks[index + 1].after if index + 1 < len(self.plucks) else None
         names = ".".join(f.name for f in self.fields[self.plucks[index].after : end])
         first: tuple[str, type] | None = None
         for position, (element, value) in enumerate(found):
             path = element + names
+            if _holds_absent(value):
+                continue  # never produced, not None: its target gets no value for it
             if value is None:
                 raise self.fail(
                     f"found no value at {path!r} (element {position}): '.***.' requires "
@@ -128,13 +160,22 @@ class _Plucker:
 
 
 def _walk(value: object, fields: tuple[NodeField, ...]) -> object:
-    """The value at the end of ``fields``; ``None`` where a node is missing or not a node."""
+    """The value at the end of ``fields``: ``None`` where a node is ``None`` or not a
+    node, ``_NEVER`` where a node lacks the field (a field only the caller gives, which
+    may be left out, is then ``None``, its default)."""
     for node_field in fields:
         if isinstance(value, Pending):
             return Pending(value.step_id)
         if not isinstance(value, dict):
             return None
-        value = value.get(node_field.name)
+        value = value.get(node_field.name, _NEVER)
+        if value is _NEVER:
+            return None if input_only(node_field) else value
     if isinstance(value, Pending):
         return Pending(value.step_id)
     return value
+
+
+def _holds_absent(value: object) -> bool:
+    """Whether a value is `Absent`, or holds one in its lists (an inner pluck's)."""
+    return first_absent(value) is not None

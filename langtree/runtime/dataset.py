@@ -50,8 +50,8 @@ class RowResult:
         result: The row's run (``None``: it failed).
         error: Why the row failed (``None``: it did not): a ``StructureError`` for
             inputs that do not fit, a ``StepFailedError``, a ``RunLimitError``, or
-            another ``ExecutionError``. A ``StepFailedError`` or ``RunLimitError``
-            holds what the row had finished in ``error.result``.
+            another ``ExecutionError``. An ``ExecutionError`` raised once the row's run
+            had started holds what the row had finished in ``error.result``.
     """
 
     index: int

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
+from langtree.errors import ExecutionError
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.answer_files import AnswerFiles
@@ -93,14 +94,17 @@ async def execute(
             each failure the run goes on after, as they happen (see
             `langtree.runtime.events`).
 
+    Every ``ExecutionError`` raised once the run has started carries what had finished
+    (``error.result``); one raised before (a setting, the checks before the first call)
+    carries ``None``.
+
     Raises:
         ExecutionError: A setting is out of range, external variables or required
-            assets are missing, a command's data does not fit, or the filled tasks do
-            not validate.
+            assets are missing, a command's data does not fit, a transform fails, or
+            the filled tasks do not validate.
         StepFailedError: A step instance got no usable output (with
-            ``on_error="raise"``); ``error.result`` holds what had finished.
-        RunLimitError: The run reached its deadline or a usage limit; ``error.result``
-            holds what had finished.
+            ``on_error="raise"``).
+        RunLimitError: The run reached its deadline or a usage limit.
         StructureError: A step's model key is not in the provider, a step would send
             its model an asset of a kind the model's profile says it lacks, or the nodes
             a step generates whole nest too deep for pydantic to build its schema.
@@ -120,7 +124,7 @@ async def execute(
     try:
         with run.span():
             await run.within_deadline()
-    except (StepFailedError, RunLimitError) as error:
+    except ExecutionError as error:
         error.result = run.result(stopped=True)
         raise
     except asyncio.CancelledError as error:

@@ -56,23 +56,30 @@ def run_result(
 
     Raises:
         ExecutionError: The run finished, no step failed, and a task does not validate
-            (e.g. a validator of the class).
+            (e.g. a validator of the class); the first such task's error, which carries
+            the result (``error.result``, where ``invalid`` says why each task does not
+            validate).
     """
     validated: dict[str, TreeNode] = {}
     invalid: dict[str, str] = {}
+    failures: list[ExecutionError] = []
     for tag, task_class in tasks.items():
         try:
             validated[tag] = task_class.model_validate(state.roots[tag])
         except ValidationError as error:
             details = _details(error, [m for m in state.missing if m.task == tag])
-            if not errors and not stopped:
-                raise ExecutionError(
-                    f"The values of {display_name(task_class)!r} do not validate after the "
-                    f"run:\n{details}\n"
-                    "  hint: check the class's validators against what the steps generate"
-                ) from error
-            invalid[tag] = _why_invalid(task_class, details, errors, skipped, stopped=stopped)
-    return RunResult(
+            if errors or stopped:
+                invalid[tag] = _why_invalid(task_class, details, errors, skipped, stopped=stopped)
+                continue
+            failure = ExecutionError(
+                f"The values of {display_name(task_class)!r} do not validate after the "
+                f"run:\n{details}\n"
+                "  hint: check the class's validators against what the steps generate"
+            )
+            failure.__cause__ = error
+            failures.append(failure)
+            invalid[tag] = str(failure)
+    result = RunResult(
         tasks=validated,
         trace=trace,
         transforms=transforms,
@@ -86,6 +93,10 @@ def run_result(
         journal=journal,
         cache=cache,
     )
+    if failures:
+        failures[0].result = result
+        raise failures[0]
+    return result
 
 
 def _why_invalid(

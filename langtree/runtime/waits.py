@@ -13,7 +13,9 @@ for all of them, or for its own element's.
 The bookkeeping is event driven: each opened step keeps, for every number of shared list
 levels its dependents need, a count of unfinished instances per index prefix; when a
 count reaches zero the instances waiting on it are woken. A failed (or skipped) instance
-is kept by the same prefixes, so the instances it holds back are found by branch.
+is kept by the same prefixes, so the instances it holds back are found by branch; a step
+that reads it only through ``.**.`` pluck paths (``PlanStep.partial_reads``) is not held
+back, as the pluck leaves out what the instance never produced.
 """
 
 from __future__ import annotations
@@ -33,11 +35,13 @@ _Prefix = tuple[int | None, ...]
 
 
 class Need(NamedTuple):
-    """A plan step that a step's instances wait for, and on how many index levels an
-    instance of the one matches an instance of the other."""
+    """A plan step that a step's instances wait for, on how many index levels an
+    instance of the one matches an instance of the other, and whether they go on without
+    its failed instances (``partial``)."""
 
     step: int
     levels: int
+    partial: bool = False
 
 
 def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
@@ -66,22 +70,36 @@ def _transitive_needs(registry: NodeRegistry, steps: Sequence[PlanStep]) -> list
     prerequisites' instances: a prerequisite with no instance in the instance's branch
     (an empty list) finishes at once, and the steps behind it must still be done first,
     as the plan's order says. Through a chain, an instance matches on the fewest index
-    levels any link of the chain matches on.
+    levels any link of the chain matches on, and goes on without the far step's failed
+    instances when some link does (``partial``) on every chain to it.
     """
     position_of = {step.id: position for position, step in enumerate(steps)}
-    closure: list[dict[int, int]] = []
+    closure: list[dict[int, Need]] = []
     for step in steps:
-        levels: dict[int, int] = {}
+        found: dict[int, Need] = {}
         for dep in step.depends_on:
             if dep not in position_of:
                 continue
             position = position_of[dep]
-            direct = _levels(registry, step, steps[position])
-            for further, further_levels in [(position, direct), *closure[position].items()]:
-                chained = min(direct, further_levels)
-                levels[further] = min(levels.get(further, chained), chained)
-        closure.append(levels)
-    return [[Need(dep, levels) for dep, levels in sorted(needs.items())] for needs in closure]
+            direct = Need(
+                position, _levels(registry, step, steps[position]), dep in step.partial_reads
+            )
+            for further in [direct, *closure[position].values()]:
+                chained = Need(
+                    further.step,
+                    min(direct.levels, further.levels),
+                    direct.partial or further.partial,
+                )
+                known = found.get(further.step)
+                found[further.step] = chained if known is None else _both(known, chained)
+        closure.append(found)
+    return [[found[dep] for dep in sorted(found)] for found in closure]
+
+
+def _both(one: Need, other: Need) -> Need:
+    """What two chains to the same step ask together: the fewer levels, and going on
+    without its failed instances only when both do."""
+    return Need(one.step, min(one.levels, other.levels), one.partial and other.partial)
 
 
 class InstanceWaits:
@@ -97,8 +115,8 @@ class InstanceWaits:
         self.needs = _transitive_needs(registry, steps)
         self.levels: dict[int, set[int]] = defaultdict(set)
         for needs in self.needs:
-            for dep, levels in needs:
-                self.levels[dep].add(levels)
+            for need in needs:
+                self.levels[need.step].add(need.levels)
         self.opened: set[int] = set()
         self.finished: set[int] = set()
         self._left: dict[int, int] = {}
@@ -122,12 +140,12 @@ class InstanceWaits:
         for address in addresses:
             instance = (position, address)
             self._blocked[instance] = 0
-            for dep, levels in self.needs[position]:
-                if dep in self.opened:
-                    self._wait(instance, dep, levels)
+            for need in self.needs[position]:
+                if need.step in self.opened:
+                    self._wait(instance, need.step, need.levels)
                 else:
                     self._blocked[instance] += 1
-                    self._before_open[dep].append((instance, levels))
+                    self._before_open[need.step].append((instance, need.levels))
             if not self._blocked[instance]:
                 self._release(instance)
         for instance, levels in self._before_open.pop(position, []):
@@ -187,13 +205,14 @@ class InstanceWaits:
     def broken_dependency(self, position: int, address: Address) -> str | None:
         """Why an instance must be skipped: what `mark_broken()` recorded for an
         instance it depends on, if any (looked up by branch, not by a scan of the
-        failures)."""
-        for dep, levels in self.needs[position]:
-            because = self._broken.get((dep, levels, address.indices[:levels]))
+        failures), unless it goes on without that step's failed instances."""
+        for need in self.needs[position]:
+            prefix = address.indices[: need.levels]
+            because = None if need.partial else self._broken.get((need.step, need.levels, prefix))
             if because is not None:
                 return because
         return None
 
     def deps_finished(self, position: int) -> bool:
         """Whether every step that ``position`` depends on has finished for all instances."""
-        return all(dep in self.finished for dep, _ in self.needs[position])
+        return all(need.step in self.finished for need in self.needs[position])

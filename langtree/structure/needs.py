@@ -6,7 +6,9 @@ step that produces a field. Needs come from four places:
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
   it; the step that generates that node whole when it has none) wait for every generated
-  field the sources read, also through other commands' ``value`` mappings into them.
+  field the sources read, also through other commands' ``value`` mappings into them. A
+  mapping that reads a field through a ``.**.`` pluck reads the instances inside the
+  plucked elements *partially*: it leaves out what a failed element never produced.
 - runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
   resolves to, and, for a node field, for the fields below it. A prompt shows the
   docstrings from the root task down to the step's node, the descriptions of the fields
@@ -88,8 +90,8 @@ class _Use:
 
     variable: VariableUse
     field: FieldKey
-    producers: list[FieldKey]
-    below: list[FieldKey]
+    producers: dict[FieldKey, str | None]
+    below: dict[FieldKey, str | None]
 
 
 def _holds(key: FieldKey, tag: str) -> bool:
@@ -118,6 +120,11 @@ class Need:
     """Whether the value the consumer names (in a ``{name}`` or a transform) is written
     by commands from the producer's field, rather than being that field: a consumer that
     is its own producer so is a cycle."""
+    partial_below: str | None = None
+    """The node of the elements that a ``.**.`` pluck of the mapping reading ``producer``
+    plucks (its outermost one): a failed instance of a step on that node or below it
+    gives a value the pluck leaves out, so the consumer goes on without it (``None``:
+    the consumer needs every instance)."""
 
     def diagnostic(self, node: Node, message: str, hint: str) -> Diagnostic:
         """An error at the command or variable behind the need, else at ``node``."""
@@ -126,6 +133,15 @@ class Need:
         if self.variable is not None:
             return self.variable.diagnostic(message, hint)
         return node_diagnostic(node, message, hint)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Reads:
+    """What one mapping reads: its source fields, and the node of the elements its
+    outermost ``.**.`` pluck plucks (``None``: it has none)."""
+
+    sources: tuple[FieldKey, ...]
+    partial_below: str | None
 
 
 def find_needs(
@@ -213,48 +229,76 @@ class _NeedFinder:
         for flow in flows:
             levels = element_levels(self.registry, flow, self.produced)
             for mapping_flow in flow.mappings:
-                sources = list(self._sources(flow, mapping_flow))
-                producers = self._producers(sources)
+                reads = self._reads(flow, mapping_flow)
+                producers = self._producers(reads)
                 for consumer in self._consumers(flow, mapping_flow) if producers else ():
-                    for producer in producers:
+                    for producer, partial_below in producers.items():
                         yield Need(
                             consumer=consumer,
                             producer=producer,
                             command=flow.command,
                             # Only the command's own sources lie in the iterated elements.
-                            element_levels=levels if producer in sources else 0,
+                            element_levels=levels if producer in reads.sources else 0,
+                            partial_below=partial_below,
                         )
 
-    def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[list[FieldKey]]]:
+    def _reads(self, flow: Flow, mapping_flow: MappingFlow) -> _Reads:
+        return _Reads(
+            sources=tuple(self._sources(flow, mapping_flow)),
+            partial_below=self._partial_below(flow, mapping_flow),
+        )
+
+    def _partial_below(self, flow: Flow, mapping_flow: MappingFlow) -> str | None:
+        """The node of the elements of the mapping's outermost ``.**.`` pluck, if any."""
+        pluck = next((p for p in mapping_flow.plucks if p.operator == "**"), None)
+        if pluck is None or mapping_flow.source is None:
+            return None
+        node: Node | None = flow.node
+        for node_field in mapping_flow.source.fields[: pluck.after]:
+            node = self.registry.child(node, node_field.name) if node is not None else None
+        return node.tag if node is not None else None
+
+    def _value_writers(self, flows: list[Flow]) -> dict[FieldKey, list[_Reads]]:
         """For each field a ``value`` mapping writes (the node fields that lead to a
-        target it creates included), the sources of each such mapping."""
-        writers: dict[FieldKey, list[list[FieldKey]]] = defaultdict(list)
+        target it creates included), what each such mapping reads."""
+        writers: dict[FieldKey, list[_Reads]] = defaultdict(list)
         for flow in flows:
             for mapping_flow in flow.mappings:
                 written = list(mapping_writes(self.registry, flow, mapping_flow))
                 if not written:
                     continue
-                sources = list(self._sources(flow, mapping_flow))
+                reads = self._reads(flow, mapping_flow)
                 for tag, name in written:
-                    writers[FieldKey(tag, name)].append(sources)
+                    writers[FieldKey(tag, name)].append(reads)
         return writers
 
-    def _producers(self, sources: Iterable[FieldKey]) -> list[FieldKey]:
-        """The generated fields behind ``sources``: each source a step produces, and, for a
-        source that a ``value`` mapping writes, the generated fields behind that mapping's
-        sources (so that a reader through a further command waits for the first writer)."""
-        producers: list[FieldKey] = []
-        pending = list(dict.fromkeys(sources))
+    def _behind(self, keys: Iterable[FieldKey]) -> dict[FieldKey, str | None]:
+        """The generated fields behind ``keys``, each with its ``partial_below`` (see
+        `_producers()`)."""
+        return self._producers(_Reads(sources=tuple(dict.fromkeys(keys)), partial_below=None))
+
+    def _producers(self, reads: _Reads) -> dict[FieldKey, str | None]:
+        """The generated fields behind a mapping's sources: each source a step produces,
+        and, for a source that a ``value`` mapping writes, the generated fields behind that
+        mapping's sources (so that a reader through a further command waits for the first
+        writer). Each with the ``partial_below`` of the mappings that read it itself:
+        the one they share, else ``None`` (a ``.**.`` pluck that leaves out a failed
+        element makes the value complete for every reader after it)."""
+        found: dict[FieldKey, set[str | None]] = defaultdict(set)
+        pending = [(key, reads.partial_below) for key in dict.fromkeys(reads.sources)]
         seen = set(pending)
         while pending:
-            key = pending.pop()
+            key, partial_below = pending.pop()
             if key in self.produced:
-                producers.append(key)
-            for further in self.writers.get(key, ()):
-                fresh = [source for source in further if source not in seen]
+                found[key].add(partial_below)
+            for writer in self.writers.get(key, ()):
+                fresh = [(source, writer.partial_below) for source in writer.sources]
+                fresh = [state for state in fresh if state not in seen]
                 seen.update(fresh)
                 pending += fresh
-        return producers
+        return {
+            key: next(iter(belows)) if len(belows) == 1 else None for key, belows in found.items()
+        }
 
     def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
         source = mapping_flow.source
@@ -310,13 +354,15 @@ class _NeedFinder:
                 key = self.registry.field_above(node, name)
                 if key is None:  # a Jinja2 global, such as range
                     continue
-                sources = [key, *self._below(key)]
-                for producer in self._producers(sources):
+                sources = (key, *self._below(key))
+                reads = _Reads(sources=sources, partial_below=None)
+                for producer, partial_below in self._producers(reads).items():
                     yield Need(
                         consumer=consumer,
                         producer=producer,
                         command=draft.transform.command,
                         through_commands=producer not in sources,
+                        partial_below=partial_below,
                     )
 
     def _below(self, key: FieldKey) -> Iterator[FieldKey]:
@@ -335,9 +381,14 @@ class _NeedFinder:
             node = self.registry.get(tag)
             assert node is not None
             own = set(self._produced_keys(tag, names))
-            for producer in self._producers(self._context_keys(node, names)):
+            for producer, below in self._behind(self._context_keys(node, names)).items():
                 if producer not in own:
-                    yield Need(consumer=Consumer(tag, None), producer=producer, weak=True)
+                    yield Need(
+                        consumer=Consumer(tag, None),
+                        producer=producer,
+                        weak=True,
+                        partial_below=below,
+                    )
 
     def _context_keys(self, node: Node, generated: set[str]) -> list[FieldKey]:
         """The fields a step of ``node`` shows in its context, with what lies below them."""
@@ -404,16 +455,23 @@ class _NeedFinder:
             if _holds(use.field, consumer.node_tag):
                 self._inside(use, consumer)
                 continue
-            for producer in use.producers:
+            for producer, partial_below in use.producers.items():
                 through = producer != use.field  # `use.producers` holds no field below
                 yield Need(
                     consumer=consumer,
                     producer=producer,
                     variable=use.variable,
                     through_commands=through,
+                    partial_below=partial_below,
                 )
-            for producer in use.below:
-                yield Need(consumer=consumer, producer=producer, variable=use.variable, weak=True)
+            for producer, partial_below in use.below.items():
+                yield Need(
+                    consumer=consumer,
+                    producer=producer,
+                    variable=use.variable,
+                    weak=True,
+                    partial_below=partial_below,
+                )
 
     def _inside(self, use: _Use, consumer: Consumer) -> None:
         """Report a ``{name}`` whose field holds the consumer's node, once per text."""
@@ -446,7 +504,11 @@ class _NeedFinder:
             if key is None:
                 continue
             use = VariableUse(placeholder=placeholder, extraction=extraction, origin=origin)
-            producers = self._producers([key])
-            below = [p for p in self._producers(self._below(key)) if p not in producers]
+            producers = self._behind([key])
+            below = {
+                p: partial
+                for p, partial in self._behind(self._below(key)).items()
+                if p not in producers
+            }
             if producers or below:
                 yield _Use(variable=use, field=key, producers=producers, below=below)

@@ -70,6 +70,9 @@ class PlanStep:
         unseen: Fields of the node that its other steps generate and that this step
             does not wait for (the other steps of a ``@parallel`` node): its prompt never
             shows them, whichever finishes first, so that every run sends the same prompt.
+        partial_reads: Those of ``depends_on`` whose failed instances the step goes on
+            without (``on_error="continue"``): it reads them only through ``.**.``
+            pluck paths, which leave out what a failed element never produced.
     """
 
     id: str
@@ -84,6 +87,7 @@ class PlanStep:
     element_waits: tuple[ElementWait, ...] = ()
     transform: Transform | None = None
     unseen: tuple[str, ...] = ()
+    partial_reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,7 +191,8 @@ def build_plan(
 
 def _distinct(needs: list[Need]) -> list[Need]:
     """The first need of each (consumer, producer) pair, element by element only when
-    every need of the pair is, and weak only when every need of the pair is."""
+    every need of the pair is, weak only when every need of the pair is, partial only
+    when every need of the pair is alike."""
     first: dict[tuple[Consumer, FieldKey], Need] = {}
     for need in needs:
         key = (need.consumer, need.producer)
@@ -196,8 +201,11 @@ def _distinct(needs: list[Need]) -> list[Need]:
             continue  # a strong need of the pair says all a weak one would
         if kept.weak and not need.weak:
             first[key] = need
-        elif need.element_levels < kept.element_levels:
-            first[key] = replace(kept, element_levels=need.element_levels)
+            continue
+        if need.element_levels < kept.element_levels:
+            kept = first[key] = replace(kept, element_levels=need.element_levels)
+        if need.partial_below != kept.partial_below:
+            first[key] = replace(kept, partial_below=None)
     return list(first.values())
 
 
@@ -208,6 +216,8 @@ class _PlanBuilder:
         self.edges: dict[str, dict[str, Need | None]] = defaultdict(dict)
         # Per edge (consumer id, producer id): the list levels its instances align on.
         self.element_levels: dict[tuple[str, str], int] = {}
+        # Per edge: whether the consumer reads the producer's instances only partially.
+        self.partial: dict[tuple[str, str], bool] = {}
         self.diagnostics: list[Diagnostic] = []
         self._index()
 
@@ -328,6 +338,7 @@ class _PlanBuilder:
             if _waits_for(strong, producer.id, consumer.id):
                 continue
             self.edges[consumer.id][producer.id] = need
+            self._read_partially(consumer, producer, need)
             self._align(consumer, producer, need)
 
     def _add_strong(self, needs: list[Need]) -> None:
@@ -342,6 +353,7 @@ class _PlanBuilder:
                     continue
                 if producer.id in self.edges[consumer.id]:
                     self._align(consumer, producer, need)
+                    self._read_partially(consumer, producer, need)
                     continue
                 conflict = self._order_conflict(consumer, producer)
                 if conflict is not None:
@@ -349,6 +361,7 @@ class _PlanBuilder:
                 else:
                     self.edges[consumer.id][producer.id] = need
                     self._align(consumer, producer, need)
+                    self._read_partially(consumer, producer, need)
 
     def _align(self, consumer: StepDraft, producer: StepDraft, need: Need) -> None:
         """Keep the list levels an edge's instances align on: the fewest any of its needs
@@ -362,6 +375,19 @@ class _PlanBuilder:
         )
         key = (consumer.id, producer.id)
         self.element_levels[key] = min(self.element_levels.get(key, levels), levels)
+
+    def _read_partially(self, consumer: StepDraft, producer: StepDraft, need: Need) -> None:
+        """Keep whether an edge is read partially: every need of it reads the producer's
+        instances through a ``.**.`` pluck whose elements hold the producer's node (not
+        an edge of the declared order, nor a step that generates the plucked list)."""
+        below = need.partial_below
+        partial = (
+            self.edges[consumer.id].get(producer.id) is not None
+            and below is not None
+            and (producer.node_tag == below or _is_below(producer.node_tag, below))
+        )
+        key = (consumer.id, producer.id)
+        self.partial[key] = self.partial.get(key, True) and partial
 
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
         drafts = self.by_node.get(consumer.node_tag, [])
@@ -436,6 +462,11 @@ class _PlanBuilder:
                 ElementWait(step_id=producer, levels=levels)
                 for producer in sorted(self.edges.get(draft.id, {}))
                 if (levels := self.element_levels.get((draft.id, producer), 0)) > 0
+            ),
+            partial_reads=tuple(
+                producer
+                for producer in sorted(self.edges.get(draft.id, {}))
+                if self.partial.get((draft.id, producer), False)
             ),
         )
 

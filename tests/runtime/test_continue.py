@@ -1,11 +1,13 @@
 """``RunStructure({"on_error": "continue"})``: a failed step instance does not stop the run."""
 
 import json
+from collections.abc import Callable
 
 import pytest
+from pydantic import Field
 
-from langtree import ExecutionError, RunStructure, StructureError
-from langtree.runtime import LLMProvider, StepFailedError
+from langtree import ExecutionError, RunStructure, StructureError, TreeNode
+from langtree.runtime import LLMProvider, RunResult, StepFailedError
 from langtree.runtime.result import SkippedInstance
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
@@ -133,4 +135,203 @@ def test_a_bad_on_error_value_is_a_structure_error() -> None:
             "pass 'raise' (the default: a failed step stops the run) or 'continue' "
             "(finish the other steps and list the failures in result.errors)",
         )
+    ]
+
+
+# -- plucks over failed elements ------------------------------------------------------------
+#
+# A map-reduce: each document's summary is a step of its own, and the review reads them all
+# through a pluck path. The summary of document 1 fails (42 is not a str).
+
+
+class Doc(TreeNode):
+    text: str = Field(description="The document.")
+    summary: str = Field(description="Two sentences.")
+
+
+class TaskReview(TreeNode):
+    """Review the documents from their summaries: {summaries}"""
+
+    summaries: list[str] = Field(default=[], description="The summaries.")
+    review: str = Field(description="One paragraph.")
+
+
+DOCS = [{"text": "Tides."}, {"text": "Moons."}, {"text": "Waves."}]
+
+
+def docs_task(
+    source: str, destination: str = "task.review", target: str = "value.summaries"
+) -> type[TreeNode]:
+    """The documents, sent to ``target`` in ``destination`` by ``source``."""
+
+    class TaskDocs(TreeNode):
+        """Summarise each document."""
+
+        docs: list[Doc] = Field(
+            default=[], description=f"! @all->{destination}@{{{{{target}={source}}}}}"
+        )
+
+    return TaskDocs
+
+
+def summaries(request: FakeRequest) -> ResponderResult:
+    if request.node_path.endswith("docs[1]"):
+        return {"summary": 42}
+    return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+
+def run_continuing(
+    *tasks: type[TreeNode],
+    inputs: dict[type[TreeNode], object],
+    responder: Callable[[FakeRequest], ResponderResult] = summaries,
+) -> tuple[RunResult, FakeChatModel]:
+    model = FakeChatModel(responder=responder)
+    structure = RunStructure({"on_error": "continue"}, provider=LLMProvider({"default": model}))
+    for task in tasks:
+        structure.add(task)
+    return structure.run(inputs, max_retries=0), model
+
+
+@pytest.mark.parametrize("operator", ["*", "***"], ids=["star", "triple-star"])
+def test_a_pluck_that_needs_every_element_skips_the_reader_of_a_failed_one(
+    operator: str,
+) -> None:
+    task_docs = docs_task(f"docs.{operator}.summary")
+
+    result, model = run_continuing(task_docs, TaskReview, inputs={task_docs: {"docs": DOCS}})
+
+    assert [error.node_path for error in result.errors] == ["task.docs.docs[1]"]
+    assert result.skipped == (
+        SkippedInstance(
+            step_id="task.review:review",
+            node_path="task.review",
+            because="task.docs.docs:summary at task.docs.docs[1]",
+        ),
+    )
+    assert [call.fields for call in model.calls] == [("summary",)] * 3
+    assert result.invalid["task.review"] == (
+        "The values of 'TaskReview' do not validate: 1 step instance(s) failed and 1 were "
+        "skipped:\n"
+        "  - review: Field required\n"
+        "  - Missing value for 'TaskReview.summaries': its source "
+        "'task.docs.docs[1].summary' was never produced, and a list element has no default\n"
+        "    hint: map into a field of the list's nodes, which can have a default, or send the "
+        "list with '@all' and a '.**.' pluck path, which leaves absent values out\n"
+        "  hint: see result.errors and result.skipped; result.partial('TaskReview') gives "
+        "the values as plain data"
+    )
+    assert result.partial(task_docs)["docs"][2] == {
+        "text": "Waves.",
+        "summary": "summary of task.docs.docs[2]",
+    }
+
+
+def test_a_prompt_variable_plucked_over_a_failed_element_is_a_missing_value() -> None:
+    task_docs = docs_task("docs.*.summary", target="prompt.summaries")
+
+    result, _ = run_continuing(task_docs, TaskReview, inputs={task_docs: {"docs": DOCS}})
+
+    assert [skipped.step_id for skipped in result.skipped] == ["task.review:review"]
+    assert result.invalid["task.review"].splitlines()[2:4] == [
+        "  - Missing value for {summaries} in 'task.review': its source "
+        "'task.docs.docs[1].summary' was never produced, and a prompt variable has no default",
+        "    hint: send the list with a '.**.' pluck path, which leaves absent values out",
+    ]
+
+
+def test_a_double_star_pluck_reduces_over_the_elements_that_succeeded() -> None:
+    task_docs = docs_task("docs.**.summary")
+
+    result, model = run_continuing(task_docs, TaskReview, inputs={task_docs: {"docs": DOCS}})
+
+    assert [error.node_path for error in result.errors] == ["task.docs.docs[1]"]
+    assert result.skipped == ()
+    review = result[TaskReview]
+    assert review.summaries == ["summary of task.docs.docs[0]", "summary of task.docs.docs[2]"]
+    assert review.review == "review of task.review"
+    assert model.calls[-1].fields == ("review",)
+    assert (
+        'from their summaries: [\n  "summary of task.docs.docs[0]",\n'
+        '  "summary of task.docs.docs[2]"\n]' in model.calls[-1].text
+    )
+
+
+class TaskFinder(TreeNode):
+    """Find documents."""
+
+    docs: list[Doc] = Field(
+        description="""
+        Three documents.
+        ! @all->task.review@{{value.summaries=docs.**.summary}}
+        """
+    )
+
+
+def test_a_double_star_pluck_over_a_list_never_produced_skips_its_reader() -> None:
+    def no_docs(request: FakeRequest) -> ResponderResult:
+        return {"docs": 42} if request.fields == ("docs",) else {"review": "Fine."}
+
+    result, _ = run_continuing(TaskFinder, TaskReview, inputs={}, responder=no_docs)
+
+    assert [(skipped.step_id, skipped.because) for skipped in result.skipped] == [
+        ("task.review:review", "task.finder:docs at task.finder")
+    ]
+
+
+class Passage(TreeNode):
+    text: str = Field(description="The passage.")
+
+
+class Chapter(TreeNode):
+    passages: list[Passage] = Field(default=[], description="The passages.")
+
+
+class TaskNovel(TreeNode):
+    """! @all->task.digest@{{value.texts=chapters.**.passages.*.text}}"""
+
+    chapters: list[Chapter] = Field(default=[], description="The chapters.")
+
+
+class TaskDigest(TreeNode):
+    texts: list[list[str]] = Field(default=[], description="The texts of each chapter.")
+    digest: str = Field(description="The digest.")
+
+
+def test_a_double_star_pluck_leaves_out_an_element_whose_inner_pluck_misses_a_value() -> None:
+    def passages(request: FakeRequest) -> ResponderResult:
+        if request.node_path == "task.novel.chapters[0].passages[1]":
+            return {"text": 42}
+        return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+    chapters = [{"passages": [{}, {}]}, {"passages": [{}]}]
+    result, _ = run_continuing(
+        TaskNovel, TaskDigest, inputs={TaskNovel: {"chapters": chapters}}, responder=passages
+    )
+
+    assert result.skipped == ()
+    assert result[TaskDigest].texts == [["text of task.novel.chapters[1].passages[0]"]]
+
+
+class TaskCollect(TreeNode):
+    """! @all->task.verdict@{{value.summaries=summaries}}"""
+
+    summaries: list[str] = Field(default=[], description="The summaries.")
+
+
+class TaskVerdict(TreeNode):
+    summaries: list[str] = Field(default=[], description="The summaries.")
+    verdict: str = Field(description="The verdict.")
+
+
+def test_a_reader_of_what_a_double_star_pluck_wrote_runs_too() -> None:
+    task_docs = docs_task("docs.**.summary", destination="task.collect")
+
+    result, _ = run_continuing(
+        task_docs, TaskCollect, TaskVerdict, inputs={task_docs: {"docs": DOCS}}
+    )
+
+    assert result.skipped == ()
+    assert result[TaskVerdict].summaries == [
+        "summary of task.docs.docs[0]",
+        "summary of task.docs.docs[2]",
     ]

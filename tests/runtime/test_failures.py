@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from langtree import (
     ExecutionError,
@@ -459,6 +459,100 @@ def test_a_failure_with_its_result_pickles() -> None:
         "permanent",
         caught.value.partial,
     )
+
+
+class TaskScores(TreeNode):
+    """Score the essay."""
+
+    scores: list[int] = Field(description="One score per criterion.")
+    mean: float = Field(description='! transform("(scores | sum) / (scores | length)")')
+
+
+def test_a_failing_transform_carries_what_had_finished() -> None:
+    model = FakeChatModel(responder=lambda request: {"scores": []})
+
+    with pytest.raises(ExecutionError) as caught:
+        structure(model, TaskScores).run({})
+
+    assert str(caught.value).splitlines()[0] == (
+        "transform() of 'TaskScores.mean' failed at task.scores: ZeroDivisionError: "
+        "division by zero"
+    )
+    assert caught.value.result is not None
+    assert caught.value.result.partial(TaskScores) == {"scores": []}
+    assert [record.step_id for record in caught.value.result.trace] == ["task.scores:scores"]
+
+
+class TaskCode(TreeNode):
+    """Pick a code.
+
+    ! @all->task.lookup@{{value.number=code}}
+    """
+
+    code: str = Field(description="The code.")
+
+
+class TaskLookup(TreeNode):
+    number: int = Field(description="The number.")
+    label: str = Field(description="Its label.")
+
+
+def test_a_mapped_value_that_does_not_convert_carries_what_had_finished() -> None:
+    model = FakeChatModel(responder=lambda request: {"code": "forty-two"})
+    built = structure(model, TaskCode, config={"validation_strategy": "permissive"})
+    built.add(TaskLookup)
+
+    with pytest.raises(ExecutionError) as caught:
+        built.run({})
+
+    assert str(caught.value).splitlines()[0] == (
+        "'value.number' cannot take the value sent: cannot convert 'forty-two' to int: "
+        "it is not an integer"
+    )
+    assert caught.value.result is not None
+    assert caught.value.result.partial(TaskCode) == {"code": "forty-two"}
+    assert caught.value.result.usage.calls == 1
+
+
+class TaskShout(TreeNode):
+    """Shout the greeting."""
+
+    greeting: str = Field(description="One loud sentence.")
+
+    @model_validator(mode="after")
+    def loud(self) -> "TaskShout":
+        if not self.greeting.isupper():
+            raise ValueError("the greeting must be upper case")
+        return self
+
+
+def test_values_that_do_not_validate_after_the_run_carry_what_had_finished() -> None:
+    model = FakeChatModel(responder=lambda request: {"greeting": "hello"})
+
+    with pytest.raises(ExecutionError) as caught:
+        structure(model, TaskShout).run({})
+
+    assert caught.value.result is not None
+    assert caught.value.result.partial(TaskShout) == {"greeting": "hello"}
+    assert caught.value.result.invalid == {"task.shout": str(caught.value)}
+    assert caught.value.result.usage.calls == 1
+
+
+def test_an_error_before_the_run_carries_no_result() -> None:
+    with pytest.raises(ExecutionError) as caught:
+        greet(FakeChatModel(), max_concurrency=0)
+
+    assert caught.value.result is None
+
+
+def test_an_execution_error_with_its_result_pickles() -> None:
+    model = FakeChatModel(responder=lambda request: {"scores": []})
+    with pytest.raises(ExecutionError) as caught:
+        structure(model, TaskScores).run({})
+
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert copy.result is not None
+    assert (str(copy), copy.result.partials) == (str(caught.value), {"task.scores": {"scores": []}})
 
 
 # --- timeouts and the deadline ------------------------------------------------------------

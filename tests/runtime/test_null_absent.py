@@ -482,12 +482,30 @@ class TaskOutline(TreeNode):
     texts: list[Any] = Field(default=[], description="The texts of each part.")
 
 
-def test_a_path_crossing_a_list_keeps_none_for_an_element_without_the_field() -> None:
-    parts = [{"passages": [{"text": "a"}, {}]}]
+def test_a_path_crossing_a_list_keeps_none_for_an_element_whose_value_is_none() -> None:
+    parts = [{"passages": [{"text": "a"}, {"text": None}]}]
 
     state = carried_out(TaskManual, TaskOutline, inputs={"task.manual": {"parts": parts}})
 
     assert state.roots["task.outline"]["texts"] == [["a", None]]
+
+
+def test_a_path_crossing_a_list_misses_an_element_never_produced() -> None:
+    parts = [{"passages": [{"text": "a"}, {}]}]
+
+    state = carried_out(
+        TaskManual, TaskOutline, inputs={"task.manual": {"parts": parts}}, on_missing="continue"
+    )
+
+    assert state.roots["task.outline"]["texts"] == [None]
+    assert [(m.target, m.message) for m in state.missing] == [
+        (
+            "'TaskOutline.texts[0]'",
+            "Missing value for 'TaskOutline.texts[0]': its source "
+            "'task.manual.parts[0].passages[1].text' was never produced, and a list element "
+            "has no default",
+        )
+    ]
 
 
 class ItemDetail(TreeNode):
@@ -521,3 +539,20 @@ def test_a_node_on_the_path_that_is_none_makes_the_source_none() -> None:
         "'task.items.items[1].detail.note' is None, and 'TaskJottings.notes[1]' (str) does not "
         "accept None"
     )
+
+
+class TaskParcel(TreeNode):
+    """! @all->task.label@{{value.note=note}}"""
+
+    note: str | None = Field(default=None, description="! input()")
+    weight: int = Field(description="The weight in grams.")
+
+
+class TaskLabel(TreeNode):
+    note: str | None = Field(default="(no note)", description="The note printed.")
+
+
+def test_a_field_only_the_caller_gives_left_out_sends_none_not_absent() -> None:
+    state = carried_out(TaskParcel, TaskLabel, inputs={"task.parcel": {"weight": 300}})
+
+    assert state.roots["task.label"] == {"note": None}

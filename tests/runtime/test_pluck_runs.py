@@ -9,6 +9,7 @@ from pydantic import Field
 from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.dsl.paths import split_plucks
 from langtree.prompts.plucking import pluck_values
+from langtree.prompts.values import Absent
 from langtree.runtime import LLMProvider
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
@@ -248,8 +249,9 @@ class TaskHolder(TreeNode):
     items: list[Item] | None = Field(default=None, description="The items.")
 
 
-def absent(source: str) -> object:
-    """The value of ``source`` over ``{"items": None}``."""
+def absent(source: str, values: object = None) -> object:
+    """The value of ``source`` over ``values`` (``{"items": None}`` by default), a value
+    never produced read as `Absent`."""
     structure = RunStructure()
     structure.add(TaskHolder)
     holder, items = structure.get_node("task.holder"), structure.get_node("task.holder.items")
@@ -262,7 +264,8 @@ def absent(source: str) -> object:
         return ExecutionError(f"{message}\n  hint: {hint}")
 
     _, plucks = split_plucks(source)
-    return pluck_values({"items": None}, fields, plucks, where="", fail=fail)  # type: ignore[arg-type]
+    start = {"items": None} if values is None else values
+    return pluck_values(start, fields, plucks, where="", fail=fail, absent=Absent)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -284,3 +287,50 @@ def test_an_absent_list_fails_a_triple_star() -> None:
         "found no list at 'items': '.***.' requires one\n"
         "  hint: supply the list, or use '.**.' (an empty list then) or '.*.' (None then)"
     )
+
+
+# -- values never produced ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param("items.*.id", [1, Absent("items[1].id"), 3], id="star-keeps-it"),
+        pytest.param("items.**.id", [1, 3], id="double-star-leaves-it-out"),
+        pytest.param("items.***.id", [1, Absent("items[1].id"), 3], id="triple-star-keeps-it"),
+    ],
+)
+def test_an_element_never_produced_is_absent_and_only_double_star_leaves_it_out(
+    source: str, expected: list[object]
+) -> None:
+    items = [{"id": 1}, {}, {"id": 3}]
+
+    assert absent(source, {"items": items}) == expected
+
+
+@pytest.mark.parametrize("operator", ["*", "**", "***"])
+def test_a_list_never_produced_is_absent_for_every_operator(operator: str) -> None:
+    assert absent(f"items.{operator}.id", {}) == Absent("items")
+
+
+class Listing(TreeNode):
+    name: str = Field(description="The name.")
+    note: str | None = Field(default=None, description="! input()")
+
+
+class TaskListings(TreeNode):
+    """! @all->task.notes@{{value.notes=listings.*.note}}"""
+
+    listings: list[Listing] = Field(default=[], description="The listings.")
+
+
+class TaskNotes(TreeNode):
+    notes: list[str | None] = Field(default=[], description="The notes.")
+
+
+def test_a_field_only_the_caller_gives_left_out_is_none_not_absent() -> None:
+    listings = [{"name": "a"}, {"name": "b", "note": "fragile"}]
+
+    result, _ = run(TaskListings, TaskNotes, inputs={TaskListings: {"listings": listings}})
+
+    assert result[TaskNotes].notes == [None, "fragile"]  # type: ignore[index]

@@ -393,3 +393,57 @@ def test_plucked_sources_are_read_by_the_mapping() -> None:
         ("task.maker:things", ()),
         ("task.codes:verdict", ("task.maker:things",)),
     ]
+
+
+class Summarised(TreeNode):
+    text: str = Field(description="The text.")
+    summary: str = Field(description="Its summary.")
+
+
+class TaskPile(TreeNode):
+    """A pile of documents, given, and notes, generated whole.
+
+    ! @all->task.review@{{value.summaries=docs.**.summary, value.notes=notes.**.summary}}
+    ! @all->task.review@{{value.texts=docs.*.summary}}
+    """
+
+    docs: list[Summarised] = Field(default=[], description="The documents.")
+    notes: list[Summarised] = Field(description="Two notes.")
+
+
+class TaskReview(TreeNode):
+    summaries: list[str] = Field(default=[])
+    notes: list[str] = Field(default=[])
+    texts: list[str] = Field(default=[])
+    review: str = Field(description="The review.")
+
+
+class TaskLenient(TreeNode):
+    """! @all->task.review@{{value.summaries=docs.**.summary, value.notes=notes.**.summary}}"""
+
+    docs: list[Summarised] = Field(default=[], description="The documents.")
+    notes: list[Summarised] = Field(description="Two notes.")
+
+
+@pytest.mark.parametrize(
+    ("task", "partial"),
+    [
+        pytest.param(TaskLenient, ("task.lenient.docs:summary",), id="double-star-only"),
+        pytest.param(TaskPile, (), id="also-a-star"),
+    ],
+)
+def test_a_double_star_pluck_reads_the_instances_of_its_elements_partially(
+    task: type[TreeNode], partial: tuple[str, ...]
+) -> None:
+    """A '.**.' pluck leaves out what a failed element never produced: its reader needs
+    the elements' steps, not each of their instances; it needs the step that generates
+    the list whole, and every instance read through '.*.' too."""
+    structure = RunStructure()
+    structure.add(task)
+    structure.add(TaskReview)
+
+    review = structure.plan({task: {"docs": [{"text": "a"}]}}).step("task.review:review")
+
+    tag = task.__name__.removeprefix("Task").lower()
+    assert review.depends_on == (f"task.{tag}.docs:summary", f"task.{tag}:notes")
+    assert review.partial_reads == partial
