@@ -8,7 +8,15 @@ it on the provider's chat models (the runtime stage).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+)
 from dataclasses import replace
 from typing import Protocol, Unpack, cast
 
@@ -397,13 +405,15 @@ class RunStructure(TreeStructure):
         skip: Collection[int] = (),
         on_row: Callable[[RowResult], object] | None = None,
         **options: Unpack[RunOptions],
-    ) -> Iterator[RowResult]:
+    ) -> Generator[RowResult, None, None]:
         """Run the tree once per row of inputs, handing out each row's result as it is
         ready; arguments, errors and behaviour as `arun_many()`.
 
         Runs on LangTree's own event loop, as `run()` does; Ctrl-C cancels the rows
         in flight (their finished calls are in the journal, when there is one) and
-        raises ``KeyboardInterrupt``.
+        raises ``KeyboardInterrupt``. Leaving the loop early, or ``close()``, cancels
+        them too: close an iteration you leave by an exception
+        (``with contextlib.closing(structure.run_many(rows)) as results:``).
         """
         return iterate_sync(
             self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)

@@ -218,6 +218,108 @@ def test_an_output_file_that_is_not_results_is_a_usage_error(
     assert output.read_text() == '{"note": "mine"}\n'
 
 
+# -- on_error="continue": a row whose task does not validate ---------------------------
+
+SECTIONS_TREE = """
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class Section(TreeNode):
+    \"\"\"Summarise the section.\"\"\"
+
+    title: str = Field(description="The section's title.")
+    summary: str = Field(description="One sentence.")
+
+
+class TaskSummarize(TreeNode):
+    \"\"\"Summarise each section.\"\"\"
+
+    sections: list[Section] = Field(description="The sections.")
+"""
+
+SECTIONS_MODELS = """
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+def reply(request):
+    return {"summary": None if "BROKEN" in request.text else "In short."}
+
+
+provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+"""
+
+SECTIONS_FAILURE = (
+    "The values of 'TaskSummarize' do not validate: 1 step instance(s) failed and 0 were "
+    "skipped:\n"
+    "  - sections.0.summary: Field required\n"
+    "  hint: see result.errors and result.skipped; result.partial('TaskSummarize') gives "
+    "the values as plain data"
+)
+"""What reading ``TaskSummarize`` raises when the step of its only section failed."""
+
+
+def continuing_tree(tmp_path: Path) -> list[str]:
+    """The arguments of ``langtree run`` for the sections tree under ``on_error:
+    "continue"``, on a model that fails every section titled ``BROKEN``."""
+    (tmp_path / "sections.py").write_text(SECTIONS_TREE)
+    (tmp_path / "section_models.py").write_text(SECTIONS_MODELS)
+    (tmp_path / "continue.json").write_text('{"on_error": "continue"}')
+    return [
+        f"{tmp_path / 'sections.py'}:TaskSummarize",
+        "--model",
+        f"{tmp_path / 'section_models.py'}:provider",
+        "--config",
+        str(tmp_path / "continue.json"),
+        "--max-retries",
+        "0",
+    ]
+
+
+def test_a_row_whose_task_does_not_validate_is_an_error_line_and_the_run_ends(
+    tmp_path: Path,
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    titles = ["Costs", "BROKEN", "Plans", "Risks"]
+    rows.write_text("".join(json.dumps({"sections": [{"title": t}]}) + "\n" for t in titles))
+    output = tmp_path / "results.jsonl"
+
+    # The timeout only guards the test run: the command ends on its own.
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langtree",
+            "run",
+            *continuing_tree(tmp_path),
+            "--input",
+            str(rows),
+            "--output",
+            str(output),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (finished.returncode, finished.stdout) == (1, ""), finished.stderr
+    assert results(output) == [
+        {"row": 0, "output": {"sections": [{"title": "Costs", "summary": "In short."}]}},
+        {"row": 1, "error": SECTIONS_FAILURE},
+        {"row": 2, "output": {"sections": [{"title": "Plans", "summary": "In short."}]}},
+        {"row": 3, "output": {"sections": [{"title": "Risks", "summary": "In short."}]}},
+    ]
+    (progress_line,) = finished.stderr.splitlines()
+    progress = PROGRESS.match(progress_line)
+    assert progress is not None
+    assert progress.group(1, 2, 3, 6) == ("4", "4", "1", "done")
+
+
 # -- Ctrl-C, then the same command again ---------------------------------------------------
 
 SLOW_MODELS = """

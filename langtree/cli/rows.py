@@ -3,11 +3,12 @@
 Each line of the input is one row, in the format of a ``--input`` JSON file. Each result
 is one line of the output, written as soon as the row (and every row before it, unless
 ``--as-completed``) is done:
-``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}``; ``row`` counts the
-input's rows from 0 (blank lines are not rows). Running the same command again with the
-same ``--output`` skips the rows it already holds an output for and appends the others,
-so a dataset run stopped by Ctrl-C (or anything else) resumes; with ``--journal`` the
-rows that were in flight replay their finished calls too.
+``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}`` (a row is an error
+when its run failed or, under ``on_error: "continue"``, a task of it does not validate);
+``row`` counts the input's rows from 0 (blank lines are not rows). Running the same
+command again with the same ``--output`` skips the rows it already holds an output for
+and appends the others, so a dataset run stopped by Ctrl-C (or anything else) resumes;
+with ``--journal`` the rows that were in flight replay their finished calls too.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
         on_row=progress.add,
         **run.options,
     )
-    with _appending(run.output) as out:
+    # Closed here, whatever ends the loop: an iteration left open would be closed only
+    # when the interpreter clears it, after LangTree's loop has stopped.
+    with _appending(run.output) as out, contextlib.closing(rows):
         try:
             for row in rows:
                 out.write(json.dumps(_line(row, run.task_name), ensure_ascii=False) + "\n")
@@ -164,7 +167,9 @@ def _written_row(output: Path, number: int, line: str) -> set[int]:
 
 
 def _line(row: RowResult, task_name: str) -> dict[str, object]:
-    if row.result is None:
+    """The row's result line: an error for a row that failed, also one whose run went on
+    (``on_error: "continue"``) and holds a task that does not validate."""
+    if row.result is None or not row.ok:
         return {"row": row.index, "error": str(row.error)}
     return {"row": row.index, "output": task_output(row.result, task_name)}
 

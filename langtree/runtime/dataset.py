@@ -6,7 +6,8 @@ rows share one `SharedCalls`: ``max_concurrency`` caps
 the model calls of all rows together, ``usage_limits`` hold for the whole dataset, a
 provider's ``Retry-After`` pauses every row's calls to that model, and the journal and
 cache are opened once. A row that fails (its inputs do not fit, a step fails, its
-deadline passes) becomes a `RowResult` with the error; the other rows go on. A
+deadline passes, or under ``on_error="continue"`` a task of it does not validate)
+becomes a `RowResult` with the error; the other rows go on. A
 usage limit stops the dataset: no row starts after it, the rows in flight finish (with
 the limit's error), and the iteration then raises it.
 """
@@ -47,11 +48,15 @@ class RowResult:
 
     Attributes:
         index: The row's position in the rows given (0 for the first).
-        result: The row's run (``None``: it failed).
+        result: The row's run (``None``: it stopped with ``error``). A run that went on
+            after a failed step (``on_error="continue"``) is here even when a task of
+            it does not validate; ``error`` then says why.
         error: Why the row failed (``None``: it did not): a ``StructureError`` for
             inputs that do not fit, a ``StepFailedError``, a ``RunLimitError``, or
-            another ``ExecutionError``. A ``StepFailedError`` or ``RunLimitError``
-            holds what the row had finished in ``error.result``.
+            another ``ExecutionError`` (``result.failure()`` for a run that went on
+            after failures and holds a task that does not validate). A
+            ``StepFailedError`` or ``RunLimitError`` holds what the row had finished in
+            ``error.result``.
     """
 
     index: int
@@ -60,7 +65,7 @@ class RowResult:
 
     @property
     def ok(self) -> bool:
-        """Whether the row ran to a result."""
+        """Whether the row ran to a result whose every task validated."""
         return self.error is None
 
 
@@ -249,7 +254,7 @@ class _Window:
             result = await self.run_row(inputs, self.shared)
         except LangTreeError as error:
             return RowResult(index=index, error=error)
-        return RowResult(index=index, result=result)
+        return RowResult(index=index, result=result, error=result.failure())
 
     async def cancel(self) -> None:
         """Cancel the rows still running (the iteration ended early)."""

@@ -98,6 +98,33 @@ def test_a_failed_row_is_reported_and_the_other_rows_finish() -> None:
     assert "Inputs must be a dict of task classes (or tags)" in str(results[3].error)
 
 
+def test_a_row_whose_task_does_not_validate_is_a_failed_row() -> None:
+    def no_summary_in_row_1(request: FakeRequest) -> Mapping[str, object]:
+        if "row 1, 0" in request.text and request.fields == ("summary",):
+            return {"summary": None}
+        return answer(request)
+
+    model = FakeChatModel(responder=no_summary_in_row_1)
+    tree = RunStructure({"on_error": "continue"}, provider=LLMProvider({"fake": model}))
+    tree.add(TaskNotes)
+
+    results = list(tree.run_many([notes(0), notes(1)], max_retries=0))
+
+    assert [(row.index, row.ok) for row in results] == [(0, True), (1, False)]
+    failed = results[1]
+    assert failed.result is not None
+    assert [error.node_path for error in failed.result.errors] == ["task.notes.paragraphs[0]"]
+    assert isinstance(failed.error, ExecutionError)
+    assert str(failed.error) == (
+        "The values of 'TaskNotes' do not validate: 1 step instance(s) failed and 1 were "
+        "skipped:\n"
+        "  - paragraphs.0.summary: Field required\n"
+        "  - digest: Field required\n"
+        "  hint: see result.errors and result.skipped; result.partial('TaskNotes') gives "
+        "the values as plain data"
+    )
+
+
 def test_max_concurrency_caps_the_calls_of_all_rows_together() -> None:
     in_flight = peak = 0
 
