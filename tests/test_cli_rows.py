@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -318,6 +319,94 @@ def test_a_row_whose_task_does_not_validate_is_an_error_line_and_the_run_ends(
     progress = PROGRESS.match(progress_line)
     assert progress is not None
     assert progress.group(1, 2, 3, 6) == ("4", "4", "1", "done")
+
+
+# -- a last line cut off when a run stopped mid-write ---------------------------------
+
+
+def written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[list[str], Path]:
+    """A finished dataset run of four rows (one with a non-ASCII review): the arguments
+    that run it and the output's lines."""
+    rows = tmp_path / "rows.jsonl"
+    reviews = ["Fine.", "Très bien, vraiment.", "Good.", "Bad."]
+    rows.write_text("".join(json.dumps({"review": review}) + "\n" for review in reviews))
+    output = tmp_path / "results.jsonl"
+    arguments = [TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"]
+    assert run_cli(capsys, *arguments)[0] == 0
+    return arguments, output
+
+
+@pytest.mark.parametrize(
+    ("cut", "notice"),
+    [
+        pytest.param(
+            lambda line: line[: len(line) // 2],
+            "line 2 (row 1) was cut off when a run stopped: dropped, the row runs again",
+            id="mid-line",
+        ),
+        pytest.param(
+            lambda line: line[: line.index("è".encode()) + 1],
+            "line 2 (row 1) was cut off when a run stopped: dropped, the row runs again",
+            id="mid-character",
+        ),
+        pytest.param(
+            lambda line: line[:5],
+            "line 2 was cut off when a run stopped: dropped, its row runs again",
+            id="before-the-row",
+        ),
+    ],
+)
+def test_a_cut_off_last_line_is_dropped_and_its_row_runs_again(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cut: Callable[[bytes], bytes],
+    notice: str,
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, *_ = output.read_bytes().splitlines(keepends=True)
+    output.write_bytes(first + cut(second))
+
+    status, out, err = run_cli(capsys, *arguments)
+
+    assert (status, out) == (0, "")
+    assert err.splitlines()[0] == f"langtree: {str(output)!r}, {notice}"
+    lines = output.read_bytes().decode().splitlines()
+    assert lines[0] == first.decode().rstrip("\n")
+    assert [json.loads(line)["row"] for line in lines] == [0, 1, 2, 3]
+    assert json.loads(lines[1])["output"]["review"] == "Très bien, vraiment."
+
+
+def test_a_complete_last_line_without_its_newline_is_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, *_ = output.read_bytes().splitlines(keepends=True)
+    output.write_bytes(first + second.rstrip(b"\n"))
+
+    status, _, err = run_cli(capsys, *arguments)
+
+    assert status == 0
+    assert PROGRESS.match(err) is not None
+    assert [json.loads(line)["row"] for line in output.read_text().splitlines()] == [0, 1, 2, 3]
+
+
+def test_a_cut_off_line_that_is_not_the_last_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, third, _ = output.read_bytes().splitlines(keepends=True)
+    broken = first + second[:20] + b"\n" + third
+    output.write_bytes(broken)
+
+    status, _, err = run_cli(capsys, *arguments)
+
+    assert status == 2
+    assert err == (
+        f"langtree: error: {str(output)!r}, line 2 is not a result of langtree run\n"
+        "  hint: give --output a new file, or the file an earlier run of the same dataset "
+        "wrote\n"
+    )
+    assert output.read_bytes() == broken
 
 
 # -- Ctrl-C, then the same command again ---------------------------------------------------
