@@ -447,7 +447,10 @@ class RunStructure(TreeStructure):
             ordered: Hand rows out in input order; ``False``: as they finish.
             rows_in_flight: The most rows started and not yet handed out (default:
                 twice ``max_concurrency``); memory is bounded by it.
-            skip: Positions of rows not to run (e.g. those an earlier run wrote out).
+            skip: Positions of rows not to run (e.g. those an earlier run wrote out),
+                counted from 0. A negative position, or one past the last row of rows
+                whose length is known (a list), is refused at once; past the last row
+                of rows of unknown length (a generator), once they are exhausted.
             on_row: Called with each row's result as soon as it finishes (in input
                 order, before the earlier rows are handed out): a progress bar.
             **options: Settings as `arun()` takes them.
@@ -459,7 +462,8 @@ class RunStructure(TreeStructure):
             ExecutionError: Raised here, before any row: no provider, a wrong setting,
                 ``variables`` not a mapping of names, ``rows`` not an iterable of
                 inputs, a wrong ``rows_in_flight`` or ``skip``. While iterating: the
-                journal or cache cannot be opened or written.
+                journal or cache cannot be opened or written. After the last row:
+                ``skip`` holds positions past it (rows of unknown length).
             RunLimitError: A usage limit was reached; raised after the rows in flight
                 are handed out.
         """

@@ -219,6 +219,43 @@ def test_an_output_file_that_is_not_results_is_a_usage_error(
     assert output.read_text() == '{"note": "mine"}\n'
 
 
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        pytest.param(
+            7,
+            "{output!r} holds results of rows past the last row of {rows!r} (7): it has 4 "
+            "row(s)\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote",
+            id="past-the-end",
+        ),
+        pytest.param(
+            -1,
+            "{output!r}, line 2 is not a result of langtree run\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote",
+            id="negative",
+        ),
+    ],
+)
+def test_results_of_rows_the_input_does_not_have_are_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, row: int, message: str
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 4)
+    output = tmp_path / "results.jsonl"
+    kept = '{"row": 0, "output": {}}\n' + json.dumps({"row": row, "output": {}}) + "\n"
+    output.write_text(kept)
+
+    status, out, err = run_cli(
+        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: {message.format(output=str(output), rows=str(rows))}\n"
+    assert output.read_text() == kept
+
+
 # -- on_error="continue": a row whose task does not validate ---------------------------
 
 SECTIONS_TREE = """

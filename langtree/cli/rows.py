@@ -28,7 +28,7 @@ from typing import IO
 from langtree.api import RunStructure
 from langtree.cli.inputs import json_value
 from langtree.errors import LangTreeError
-from langtree.runtime.dataset import RowResult
+from langtree.runtime.dataset import RowResult, listed_positions
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.settings import RunOptions
@@ -73,6 +73,7 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     """
     total = _count_rows(run.source)
     written = _written_rows(run.output)
+    _check_written(run, written, total)
     progress = _Progress(total=total, skipped=len(written), live=sys.stderr.isatty())
     rows = structure.run_many(
         _rows(run.source, run.task_name),
@@ -99,6 +100,23 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
             return 1
     progress.finish()
     return 1 if progress.failed else 0
+
+
+def _check_written(run: RowsRun, written: frozenset[int], total: int) -> None:
+    """Refuse an output that holds results of rows past the input's last row: it is not
+    this dataset's (``run_many`` would tell only after running every row).
+
+    Raises:
+        LangTreeError: Naming the rows, the files and how many rows the input has.
+    """
+    past = [row for row in written if row >= total]
+    if past:
+        raise LangTreeError(
+            f"{str(run.output)!r} holds results of rows past the last row of "
+            f"{str(run.source)!r} ({listed_positions(past)}): it has {total} row(s)\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote"
+        )
 
 
 def _rows(source: Path, task_name: str) -> Iterator[dict[object, object]]:
@@ -231,7 +249,7 @@ def _result(line: bytes) -> dict[str, object] | None:
 
 def _written_row(output: Path, number: int, value: dict[str, object] | None) -> set[int]:
     row = value.get("row") if value is not None else None
-    if value is None or not isinstance(row, int):
+    if value is None or not isinstance(row, int) or row < 0:
         raise LangTreeError(
             f"{str(output)!r}, line {number} is not a result of langtree run\n"
             "  hint: give --output a new file, or the file an earlier run of the same "
