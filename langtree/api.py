@@ -8,7 +8,15 @@ it on the provider's chat models (the runtime stage).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+)
 from dataclasses import replace
 from typing import Protocol, Unpack, cast
 
@@ -403,13 +411,15 @@ class RunStructure(TreeStructure):
         skip: Collection[int] = (),
         on_row: Callable[[RowResult], object] | None = None,
         **options: Unpack[RunOptions],
-    ) -> Iterator[RowResult]:
+    ) -> Generator[RowResult, None, None]:
         """Run the tree once per row of inputs, handing out each row's result as it is
         ready; arguments, errors and behaviour as `arun_many()`.
 
         Runs on LangTree's own event loop, as `run()` does; Ctrl-C cancels the rows
         in flight (their finished calls are in the journal, when there is one) and
-        raises ``KeyboardInterrupt``.
+        raises ``KeyboardInterrupt``. Leaving the loop early, or ``close()``, cancels
+        them too: close an iteration you leave by an exception
+        (``with contextlib.closing(structure.run_many(rows)) as results:``).
         """
         return iterate_sync(
             self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)
@@ -443,7 +453,10 @@ class RunStructure(TreeStructure):
             ordered: Hand rows out in input order; ``False``: as they finish.
             rows_in_flight: The most rows started and not yet handed out (default:
                 twice ``max_concurrency``); memory is bounded by it.
-            skip: Positions of rows not to run (e.g. those an earlier run wrote out).
+            skip: Positions of rows not to run (e.g. those an earlier run wrote out),
+                counted from 0. A negative position, or one past the last row of rows
+                whose length is known (a list), is refused at once; past the last row
+                of rows of unknown length (a generator), once they are exhausted.
             on_row: Called with each row's result as soon as it finishes (in input
                 order, before the earlier rows are handed out): a progress bar.
             **options: Settings as `arun()` takes them.
@@ -455,7 +468,8 @@ class RunStructure(TreeStructure):
             ExecutionError: Raised here, before any row: no provider, a wrong setting,
                 ``variables`` not a mapping of names, ``rows`` not an iterable of
                 inputs, a wrong ``rows_in_flight`` or ``skip``. While iterating: the
-                journal or cache cannot be opened or written.
+                journal or cache cannot be opened or written. After the last row:
+                ``skip`` holds positions past it (rows of unknown length).
             RunLimitError: A usage limit was reached; raised after the rows in flight
                 are handed out.
         """

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from langtree.cli import main
+from tests.test_cli_rows import SECTIONS_FAILURE, continuing_tree
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -373,6 +374,28 @@ def test_run_reports_a_failed_step_with_status_1(
     assert any(
         re.fullmatch(r"langtree: \d+/\d+ calls done, [1-9]\d* failed", line) for line in lines
     )
+
+
+@pytest.mark.parametrize("task", [":TaskSummarize", ""])
+def test_run_that_goes_on_after_a_failure_but_whose_task_does_not_validate_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, task: str
+) -> None:
+    target, *options = continuing_tree(tmp_path)
+    values = {"sections": [{"title": "Costs"}, {"title": "BROKEN"}]}
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps(values if task else {"TaskSummarize": values}))
+
+    tree = target.removesuffix(":TaskSummarize") + task
+
+    status = main(["run", tree, *options, "--input", str(inputs)])
+
+    captured = capsys.readouterr()
+    assert (status, captured.out) == (1, "")
+    lines = captured.err.splitlines()
+    assert lines[0] == "langtree: 2/2 calls done, 1 failed"
+    failure = SECTIONS_FAILURE.replace("sections.0", "sections.1")
+    assert "\n".join(lines[1:-1]) == f"langtree: error: {failure}"
+    assert SUMMARY.match(lines[-1])
 
 
 @pytest.mark.parametrize("method", ["function_calling", "json_schema", "json_mode"])

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,233 @@ def test_an_output_file_that_is_not_results_is_a_usage_error(
         "wrote\n"
     )
     assert output.read_text() == '{"note": "mine"}\n'
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        pytest.param(
+            7,
+            "{output!r} holds results of rows past the last row of {rows!r} (7): it has 4 "
+            "row(s)\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote",
+            id="past-the-end",
+        ),
+        pytest.param(
+            -1,
+            "{output!r}, line 2 is not a result of langtree run\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote",
+            id="negative",
+        ),
+    ],
+)
+def test_results_of_rows_the_input_does_not_have_are_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, row: int, message: str
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 4)
+    output = tmp_path / "results.jsonl"
+    kept = '{"row": 0, "output": {}}\n' + json.dumps({"row": row, "output": {}}) + "\n"
+    output.write_text(kept)
+
+    status, out, err = run_cli(
+        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: {message.format(output=str(output), rows=str(rows))}\n"
+    assert output.read_text() == kept
+
+
+# -- on_error="continue": a row whose task does not validate ---------------------------
+
+SECTIONS_TREE = """
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class Section(TreeNode):
+    \"\"\"Summarise the section.\"\"\"
+
+    title: str = Field(description="The section's title.")
+    summary: str = Field(description="One sentence.")
+
+
+class TaskSummarize(TreeNode):
+    \"\"\"Summarise each section.\"\"\"
+
+    sections: list[Section] = Field(description="The sections.")
+"""
+
+SECTIONS_MODELS = """
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+def reply(request):
+    return {"summary": None if "BROKEN" in request.text else "In short."}
+
+
+provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+"""
+
+SECTIONS_FAILURE = (
+    "The values of 'TaskSummarize' do not validate: 1 step instance(s) failed and 0 were "
+    "skipped:\n"
+    "  - sections.0.summary: Field required\n"
+    "  hint: see result.errors and result.skipped; result.partial('TaskSummarize') gives "
+    "the values as plain data"
+)
+"""What reading ``TaskSummarize`` raises when the step of its only section failed."""
+
+
+def continuing_tree(tmp_path: Path) -> list[str]:
+    """The arguments of ``langtree run`` for the sections tree under ``on_error:
+    "continue"``, on a model that fails every section titled ``BROKEN``."""
+    (tmp_path / "sections.py").write_text(SECTIONS_TREE)
+    (tmp_path / "section_models.py").write_text(SECTIONS_MODELS)
+    (tmp_path / "continue.json").write_text('{"on_error": "continue"}')
+    return [
+        f"{tmp_path / 'sections.py'}:TaskSummarize",
+        "--model",
+        f"{tmp_path / 'section_models.py'}:provider",
+        "--config",
+        str(tmp_path / "continue.json"),
+        "--max-retries",
+        "0",
+    ]
+
+
+def test_a_row_whose_task_does_not_validate_is_an_error_line_and_the_run_ends(
+    tmp_path: Path,
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    titles = ["Costs", "BROKEN", "Plans", "Risks"]
+    rows.write_text("".join(json.dumps({"sections": [{"title": t}]}) + "\n" for t in titles))
+    output = tmp_path / "results.jsonl"
+
+    # The timeout only guards the test run: the command ends on its own.
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langtree",
+            "run",
+            *continuing_tree(tmp_path),
+            "--input",
+            str(rows),
+            "--output",
+            str(output),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (finished.returncode, finished.stdout) == (1, ""), finished.stderr
+    assert results(output) == [
+        {"row": 0, "output": {"sections": [{"title": "Costs", "summary": "In short."}]}},
+        {"row": 1, "error": SECTIONS_FAILURE},
+        {"row": 2, "output": {"sections": [{"title": "Plans", "summary": "In short."}]}},
+        {"row": 3, "output": {"sections": [{"title": "Risks", "summary": "In short."}]}},
+    ]
+    (progress_line,) = finished.stderr.splitlines()
+    progress = PROGRESS.match(progress_line)
+    assert progress is not None
+    assert progress.group(1, 2, 3, 6) == ("4", "4", "1", "done")
+
+
+# -- a last line cut off when a run stopped mid-write ---------------------------------
+
+
+def written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[list[str], Path]:
+    """A finished dataset run of four rows (one with a non-ASCII review): the arguments
+    that run it and the output's lines."""
+    rows = tmp_path / "rows.jsonl"
+    reviews = ["Fine.", "Très bien, vraiment.", "Good.", "Bad."]
+    rows.write_text("".join(json.dumps({"review": review}) + "\n" for review in reviews))
+    output = tmp_path / "results.jsonl"
+    arguments = [TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"]
+    assert run_cli(capsys, *arguments)[0] == 0
+    return arguments, output
+
+
+@pytest.mark.parametrize(
+    ("cut", "notice"),
+    [
+        pytest.param(
+            lambda line: line[: len(line) // 2],
+            "line 2 (row 1) was cut off when a run stopped: dropped, the row runs again",
+            id="mid-line",
+        ),
+        pytest.param(
+            lambda line: line[: line.index("è".encode()) + 1],
+            "line 2 (row 1) was cut off when a run stopped: dropped, the row runs again",
+            id="mid-character",
+        ),
+        pytest.param(
+            lambda line: line[:5],
+            "line 2 was cut off when a run stopped: dropped, its row runs again",
+            id="before-the-row",
+        ),
+    ],
+)
+def test_a_cut_off_last_line_is_dropped_and_its_row_runs_again(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cut: Callable[[bytes], bytes],
+    notice: str,
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, *_ = output.read_bytes().splitlines(keepends=True)
+    output.write_bytes(first + cut(second))
+
+    status, out, err = run_cli(capsys, *arguments)
+
+    assert (status, out) == (0, "")
+    assert err.splitlines()[0] == f"langtree: {str(output)!r}, {notice}"
+    lines = output.read_bytes().decode().splitlines()
+    assert lines[0] == first.decode().rstrip("\n")
+    assert [json.loads(line)["row"] for line in lines] == [0, 1, 2, 3]
+    assert json.loads(lines[1])["output"]["review"] == "Très bien, vraiment."
+
+
+def test_a_complete_last_line_without_its_newline_is_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, *_ = output.read_bytes().splitlines(keepends=True)
+    output.write_bytes(first + second.rstrip(b"\n"))
+
+    status, _, err = run_cli(capsys, *arguments)
+
+    assert status == 0
+    assert PROGRESS.match(err) is not None
+    assert [json.loads(line)["row"] for line in output.read_text().splitlines()] == [0, 1, 2, 3]
+
+
+def test_a_cut_off_line_that_is_not_the_last_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    arguments, output = written(capsys, tmp_path)
+    first, second, third, _ = output.read_bytes().splitlines(keepends=True)
+    broken = first + second[:20] + b"\n" + third
+    output.write_bytes(broken)
+
+    status, _, err = run_cli(capsys, *arguments)
+
+    assert status == 2
+    assert err == (
+        f"langtree: error: {str(output)!r}, line 2 is not a result of langtree run\n"
+        "  hint: give --output a new file, or the file an earlier run of the same dataset "
+        "wrote\n"
+    )
+    assert output.read_bytes() == broken
 
 
 # -- Ctrl-C, then the same command again ---------------------------------------------------

@@ -14,7 +14,9 @@ object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), who
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
 any call. A run that fails, reaches a limit or is interrupted prints what had finished and
-exits with 1 (130 for Ctrl-C). ``langtree --version`` prints the installed version.
+exits with 1 (130 for Ctrl-C); so does a run that went on after failures
+(``on_error: "continue"``) and holds a task that does not validate. ``langtree
+--version`` prints the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or

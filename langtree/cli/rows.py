@@ -3,17 +3,21 @@
 Each line of the input is one row, in the format of a ``--input`` JSON file. Each result
 is one line of the output, written as soon as the row (and every row before it, unless
 ``--as-completed``) is done:
-``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}``; ``row`` counts the
-input's rows from 0 (blank lines are not rows). Running the same command again with the
-same ``--output`` skips the rows it already holds an output for and appends the others,
-so a dataset run stopped by Ctrl-C (or anything else) resumes; with ``--journal`` the
-rows that were in flight replay their finished calls too.
+``{"row": 0, "output": {...}}`` or ``{"row": 3, "error": "..."}`` (a row is an error
+when its run failed or, under ``on_error: "continue"``, a task of it does not validate);
+``row`` counts the input's rows from 0 (blank lines are not rows). Running the same
+command again with the same ``--output`` skips the rows it already holds an output for
+and appends the others, so a dataset run stopped by Ctrl-C (or anything else) resumes;
+with ``--journal`` the rows that were in flight replay their finished calls too. A last
+line that a run stopped mid-write left cut off is dropped (standard error says so), and
+its row runs again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -24,7 +28,7 @@ from typing import IO
 from langtree.api import RunStructure
 from langtree.cli.inputs import json_value
 from langtree.errors import LangTreeError
-from langtree.runtime.dataset import RowResult
+from langtree.runtime.dataset import RowResult, listed_positions
 from langtree.runtime.failure import RunLimitError, StepFailedError
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.settings import RunOptions
@@ -69,6 +73,7 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     """
     total = _count_rows(run.source)
     written = _written_rows(run.output)
+    _check_written(run, written, total)
     progress = _Progress(total=total, skipped=len(written), live=sys.stderr.isatty())
     rows = structure.run_many(
         _rows(run.source, run.task_name),
@@ -78,7 +83,9 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
         on_row=progress.add,
         **run.options,
     )
-    with _appending(run.output) as out:
+    # Closed here, whatever ends the loop: an iteration left open would be closed only
+    # when the interpreter clears it, after LangTree's loop has stopped.
+    with _appending(run.output) as out, contextlib.closing(rows):
         try:
             for row in rows:
                 out.write(json.dumps(_line(row, run.task_name), ensure_ascii=False) + "\n")
@@ -93,6 +100,23 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
             return 1
     progress.finish()
     return 1 if progress.failed else 0
+
+
+def _check_written(run: RowsRun, written: frozenset[int], total: int) -> None:
+    """Refuse an output that holds results of rows past the input's last row: it is not
+    this dataset's (``run_many`` would tell only after running every row).
+
+    Raises:
+        LangTreeError: Naming the rows, the files and how many rows the input has.
+    """
+    past = [row for row in written if row >= total]
+    if past:
+        raise LangTreeError(
+            f"{str(run.output)!r} holds results of rows past the last row of "
+            f"{str(run.source)!r} ({listed_positions(past)}): it has {total} row(s)\n"
+            "  hint: give --output a new file, or the file an earlier run of the same "
+            "dataset wrote"
+        )
 
 
 def _rows(source: Path, task_name: str) -> Iterator[dict[object, object]]:
@@ -135,36 +159,109 @@ def _check_row(source: Path, number: int, line: str) -> None:
 
 
 def _written_rows(output: Path | None) -> frozenset[int]:
-    """The rows an earlier run wrote an output for (``--output`` is read, if it exists)."""
+    """The rows an earlier run wrote an output for (``--output`` is read, if it exists).
+
+    A last line without its newline is what a run stopped mid-write leaves: a complete
+    result gets its newline, so that the next line starts a line of its own; a cut-off
+    one is dropped from the file (standard error says so) and its row runs again. Any
+    other line that is not a result is refused.
+
+    Raises:
+        LangTreeError: The file cannot be read or repaired, or a line other than the last
+            unterminated one is not a result of ``langtree run``.
+    """
     if output is None or not output.exists():
         return frozenset()
-    done: set[int] = set()
     try:
-        with output.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if line.strip():
-                    done.update(_written_row(output, number, line))
-    except (OSError, UnicodeDecodeError) as error:
+        done, tail = _read_results(output)
+    except OSError as error:
         raise LangTreeError(f"Cannot read the results in {str(output)!r}: {error}") from None
+    if tail is not None:
+        try:
+            done |= _settle(output, tail)
+        except OSError as error:
+            raise LangTreeError(f"Cannot write results to {str(output)!r}: {error}") from None
     return frozenset(done)
 
 
-def _written_row(output: Path, number: int, line: str) -> set[int]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Tail:
+    """The last line of a results file, without its newline."""
+
+    number: int
+    text: bytes
+    offset: int
+    """Where the line starts in the file, in bytes."""
+
+
+def _read_results(output: Path) -> tuple[set[int], _Tail | None]:
+    """The rows the file's complete lines hold an output for, and its unterminated last
+    line (``None``: the file ends with a newline)."""
+    done: set[int] = set()
+    offset = 0
+    # Read as bytes: a cut-off line may end inside a character.
+    with output.open("rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.endswith(b"\n"):
+                tail = _Tail(number=number, text=line, offset=offset)
+                return done, tail if line.strip() else None
+            if line.strip():
+                done.update(_written_row(output, number, _result(line)))
+            offset += len(line)
+    return done, None
+
+
+def _settle(output: Path, tail: _Tail) -> set[int]:
+    """The row of a complete last line, now ended with a newline; else nothing, the
+    cut-off line dropped from the file and the drop said on standard error."""
+    value = _result(tail.text)
+    if value is not None:
+        rows = _written_row(output, tail.number, value)
+        with output.open("ab") as file:
+            file.write(b"\n")
+        return rows
+    with output.open("r+b") as file:
+        file.truncate(tail.offset)
+    row = _CUT_ROW.match(tail.text)
+    which = f" (row {int(row.group(1))})" if row else ""
+    again = "the row runs again" if row else "its row runs again"
+    print(
+        f"langtree: {str(output)!r}, line {tail.number}{which} was cut off when a run "
+        f"stopped: dropped, {again}",
+        file=sys.stderr,
+    )
+    return set()
+
+
+_CUT_ROW = re.compile(rb'\{"row": (\d+)[,}]')
+"""The row a cut-off result line was for, when the cut left its number whole (the line
+starts as ``json.dumps`` writes it)."""
+
+
+def _result(line: bytes) -> dict[str, object] | None:
+    """The JSON object a line holds (``None``: it holds none)."""
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict) or not isinstance(value.get("row"), int):
+        value = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _written_row(output: Path, number: int, value: dict[str, object] | None) -> set[int]:
+    row = value.get("row") if value is not None else None
+    if value is None or not isinstance(row, int) or row < 0:
         raise LangTreeError(
             f"{str(output)!r}, line {number} is not a result of langtree run\n"
             "  hint: give --output a new file, or the file an earlier run of the same "
             "dataset wrote"
         )
-    return {value["row"]} if "output" in value else set()
+    return {row} if "output" in value else set()
 
 
 def _line(row: RowResult, task_name: str) -> dict[str, object]:
-    if row.result is None:
+    """The row's result line: an error for a row that failed, also one whose run went on
+    (``on_error: "continue"``) and holds a task that does not validate."""
+    if row.result is None or not row.ok:
         return {"row": row.index, "error": str(row.error)}
     return {"row": row.index, "output": task_output(row.result, task_name)}
 

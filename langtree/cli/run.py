@@ -218,10 +218,15 @@ def run_tree(arguments: argparse.Namespace) -> int:
     except (StepFailedError, RunLimitError, RunInterrupted) as error:
         trace = error.result.trace if error.result is not None else ()
         _finish(trace, progress.total + progress.failed, live)
-        print(f"langtree: error: {error}", file=sys.stderr)
-        print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
+        _report(error, trace, started)
         return 130 if isinstance(error, RunInterrupted) else 1
     _finish(result.trace, len(result.trace), live)
+    # A run that went on after failures (on_error: "continue") failed all the same when
+    # a task of it does not validate: there is no filled task to print.
+    failure = result.failure()
+    if failure is not None:
+        _report(failure, result.trace, started)
+        return 1
     output = task_output(result, task_name)
     print(json.dumps(output, indent=2, ensure_ascii=False))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
@@ -279,6 +284,12 @@ def _show(done: int, total: int, failed: int, end: str = "\n", *, replayed: int 
     shown = painted(replays, "dim", on=on) if replays else ""
     print(f"langtree: {calls}{shown}, {failures}", end=end, file=sys.stderr)
     sys.stderr.flush()
+
+
+def _report(error: BaseException, trace: Sequence[TraceRecord], started: float) -> None:
+    """Why the run failed, then its summary line."""
+    print(f"langtree: error: {error}", file=sys.stderr)
+    print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
 
 
 def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:

@@ -6,7 +6,8 @@ rows share one `SharedCalls`: ``max_concurrency`` caps
 the model calls of all rows together, ``usage_limits`` hold for the whole dataset, a
 provider's ``Retry-After`` pauses every row's calls to that model, and the journal and
 cache are opened once. A row that fails (its inputs do not fit, a step fails, its
-deadline passes) becomes a `RowResult` with the error; the other rows go on. A
+deadline passes, or under ``on_error="continue"`` a task of it does not validate)
+becomes a `RowResult` with the error; the other rows go on. A
 usage limit stops the dataset: no row starts after it, the rows in flight finish (with
 the limit's error), and the iteration then raises it.
 """
@@ -24,6 +25,7 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
+    Sized,
 )
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -35,7 +37,14 @@ from langtree.runtime.result import RunResult
 from langtree.runtime.settings import RunSettings
 from langtree.runtime.shared import SharedCalls
 
-__all__ = ["DatasetOptions", "RowResult", "Rows", "dataset_options", "run_dataset"]
+__all__ = [
+    "DatasetOptions",
+    "RowResult",
+    "Rows",
+    "dataset_options",
+    "listed_positions",
+    "run_dataset",
+]
 
 Rows: TypeAlias = Iterable[object] | AsyncIterable[object]
 """The rows of a dataset: each what ``run`` takes as ``inputs``."""
@@ -47,11 +56,15 @@ class RowResult:
 
     Attributes:
         index: The row's position in the rows given (0 for the first).
-        result: The row's run (``None``: it failed).
+        result: The row's run (``None``: it stopped with ``error``). A run that went on
+            after a failed step (``on_error="continue"``) is here even when a task of
+            it does not validate; ``error`` then says why.
         error: Why the row failed (``None``: it did not): a ``StructureError`` for
             inputs that do not fit, a ``StepFailedError``, a ``RunLimitError``, or
-            another ``ExecutionError``. An ``ExecutionError`` raised once the row's run
-            had started holds what the row had finished in ``error.result``.
+            another ``ExecutionError`` (``result.failure()`` for a run that went on
+            after failures and holds a task that does not validate). An
+            ``ExecutionError`` raised once the row's run had started holds what the row
+            had finished in ``error.result``.
     """
 
     index: int
@@ -60,7 +73,7 @@ class RowResult:
 
     @property
     def ok(self) -> bool:
-        """Whether the row ran to a result."""
+        """Whether the row ran to a result whose every task validated."""
         return self.error is None
 
 
@@ -75,7 +88,8 @@ class DatasetOptions:
     Attributes:
         ordered: Hand rows out in input order (``False``: as they finish).
         rows_in_flight: The most rows started and not yet handed out.
-        skip: Positions of rows not to run (e.g. those an earlier run wrote out).
+        skip: Positions of rows not to run (e.g. those an earlier run wrote out), each
+            a position of the rows (from 0).
         on_row: Called with each row's result as soon as it finishes, before it is
             handed out (in input order, a row may wait for an earlier one).
     """
@@ -101,11 +115,7 @@ def dataset_options(
     """
     problems = list(_problems(rows, ordered, rows_in_flight, skip, on_row))
     if problems:
-        raise problems_error(
-            problems,
-            what="arguments",
-            hint="e.g. run_many([{TaskReview: {...}}, ...], ordered=False, rows_in_flight=64)",
-        )
+        raise problems_error(problems, what="arguments", hint=_HINT)
     assert isinstance(rows_in_flight, int)
     assert isinstance(skip, Collection)
     return DatasetOptions(
@@ -116,10 +126,16 @@ def dataset_options(
     )
 
 
+_HINT = "e.g. run_many([{TaskReview: {...}}, ...], ordered=False, rows_in_flight=64)"
+
+
 def _problems(
     rows: object, ordered: object, rows_in_flight: object, skip: object, on_row: object
 ) -> Iterator[str]:
-    if isinstance(rows, Mapping | str | bytes) or not isinstance(rows, Iterable | AsyncIterable):
+    rows_fit = isinstance(rows, Iterable | AsyncIterable) and not isinstance(
+        rows, Mapping | str | bytes
+    )
+    if not rows_fit:
         kind = "a dict" if isinstance(rows, Mapping) else repr(type(rows).__name__)
         yield (
             f"rows must be an iterable of inputs (one per run), got {kind}; "
@@ -135,8 +151,53 @@ def _problems(
         isinstance(index, int) and not isinstance(index, bool) for index in skip
     ):
         yield f"skip must be a collection of row positions (whole numbers), got {skip!r}"
+    else:
+        # The rows' length is checked here when it is known; rows of unknown length
+        # (a generator) are checked once they are exhausted (see _run_rows).
+        count = len(rows) if rows_fit and isinstance(rows, Sized) else None
+        yield from _skip_problems(skip, count)
     if on_row is not None and not callable(on_row):
         yield f"on_row must be a function taking a RowResult, or None, got {on_row!r}"
+
+
+def _skip_problems(skip: Collection[int], count: int | None) -> Iterator[str]:
+    """What is wrong with the positions in ``skip`` of ``count`` rows (``None``: a number
+    not known yet)."""
+    negative = [index for index in skip if index < 0]
+    if negative:
+        yield (
+            f"skip holds negative row positions ({listed_positions(negative)}): positions "
+            "count the rows from 0, the first row is 0"
+        )
+    if count is None:
+        return
+    past = [index for index in skip if index >= count]
+    if past:
+        yield (
+            f"skip holds row positions past the last row ({listed_positions(past)}): "
+            f"{_rows_counted(count)}"
+        )
+
+
+def listed_positions(positions: Iterable[int]) -> str:
+    """Row positions for a message, in order: the first five of more, and their number.
+
+    Examples:
+        >>> listed_positions([12, 10, 11, 13, 14, 15])
+        '10, 11, 12, 13, 14, ... 6 in all'
+    """
+    ordered = sorted(positions)
+    if len(ordered) <= 5:
+        return ", ".join(map(str, ordered))
+    return f"{', '.join(map(str, ordered[:5]))}, ... {len(ordered)} in all"
+
+
+def _rows_counted(count: int) -> str:
+    if count == 0:
+        return "there are no rows"
+    if count == 1:
+        return "there is 1 row, at position 0"
+    return f"there are {count} rows, at positions 0 to {count - 1}"
 
 
 async def run_dataset(
@@ -149,7 +210,9 @@ async def run_dataset(
     """Run every row with calls shared as the settings say, and hand out the results.
 
     Raises:
-        ExecutionError: The journal or the cache cannot be opened or written.
+        ExecutionError: The journal or the cache cannot be opened or written, or (after
+            the last row) ``skip`` holds positions past the end of rows whose number
+            was not known up front.
         RunLimitError: A usage limit of the dataset was reached.
     """
     shared = SharedCalls.start(settings, provider, many=True)
@@ -168,17 +231,16 @@ async def _run_rows(
     Raises:
         RunLimitError: A usage limit of the dataset was reached (after the rows that
             were in flight are handed out).
+        ExecutionError: ``skip`` holds positions past the last row (after every row is
+            handed out: rows of unknown length are counted as they are read).
     """
     window = _Window(run_row, shared, options)
-    source = _numbered(rows, options.skip)
+    source = _Source(rows, options.skip)
     try:
-        exhausted = False
         while True:
-            while not exhausted and window.has_room():
-                row = await anext(source, None)
-                if row is None:
-                    exhausted = True
-                else:
+            while not source.exhausted and window.has_room():
+                row = await source.next()
+                if row is not None:
                     window.start(*row)
             if window.empty():
                 break
@@ -186,6 +248,9 @@ async def _run_rows(
                 yield result
         if window.stopped is not None:
             raise window.stopped
+        problems = list(_skip_problems(options.skip, source.count))
+        if problems:
+            raise problems_error(problems, what="arguments", hint=_HINT)
     finally:
         await window.cancel()
 
@@ -249,7 +314,7 @@ class _Window:
             result = await self.run_row(inputs, self.shared)
         except LangTreeError as error:
             return RowResult(index=index, error=error)
-        return RowResult(index=index, result=result)
+        return RowResult(index=index, result=result, error=result.failure())
 
     async def cancel(self) -> None:
         """Cancel the rows still running (the iteration ended early)."""
@@ -259,15 +324,32 @@ class _Window:
             await asyncio.wait(self.running)
 
 
-async def _numbered(rows: Rows, skip: frozenset[int]) -> AsyncIterator[tuple[int, object]]:
+class _Source:
     """The rows with their positions, those in ``skip`` left out."""
+
+    def __init__(self, rows: Rows, skip: frozenset[int]) -> None:
+        self.rows = _each(rows)
+        self.skip = skip
+        self.count = 0
+        """The rows read so far, those skipped included."""
+        self.exhausted = False
+
+    async def next(self) -> tuple[int, object] | None:
+        """The next row not skipped, with its position (``None``: no row is left)."""
+        async for row in self.rows:
+            index = self.count
+            self.count += 1
+            if index not in self.skip:
+                return index, row
+        self.exhausted = True
+        return None
+
+
+async def _each(rows: Rows) -> AsyncIterator[object]:
+    """The rows, from an iterable or an async iterable."""
     if isinstance(rows, AsyncIterable):
-        index = 0
         async for row in rows:
-            if index not in skip:
-                yield index, row
-            index += 1
+            yield row
         return
-    for index, row in enumerate(rows):
-        if index not in skip:
-            yield index, row
+    for row in rows:
+        yield row

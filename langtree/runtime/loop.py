@@ -239,7 +239,8 @@ def iterate_sync(items: AsyncGenerator[_T, None]) -> Generator[_T, None, None]:
                 return
             yield cast(_T, item)
     finally:
-        run_sync(advancing.close)
+        if advancing.is_open():
+            run_sync(advancing.close)
 
 
 class _Advancing(Generic[_T]):
@@ -253,6 +254,17 @@ class _Advancing(Generic[_T]):
     def __init__(self, items: AsyncGenerator[_T, None]) -> None:
         self.items = items
         self.task: asyncio.Task[object] | None = None
+
+    def is_open(self) -> bool:
+        """Whether the generator has run and its loop still serves, so it needs closing.
+
+        An iteration left open (kept by a variable, or by the traceback of an uncaught
+        exception) is closed only when the interpreter clears it, after ``_shutdown``
+        stopped the loop at exit; the shutdown has closed the generator already, and
+        ``run_sync`` would start a new loop whose thread cannot start while the
+        interpreter finalises (Python 3.11 waits for it forever).
+        """
+        return self.task is not None and _is_langtree_loop(self.task.get_loop())
 
     async def next(self) -> object:
         self.task = asyncio.current_task()

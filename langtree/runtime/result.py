@@ -180,7 +180,8 @@ class RunResult:
     With ``RunStructure({"on_error": "continue"})`` a run whose steps fail still returns:
     `errors` lists the failures, `skipped` the instances not run because of
     them, and ``result[Task]`` raises `ExecutionError` for a task
-    whose values do not validate; `partial()` gives any task's values as JSON data.
+    whose values do not validate (`failure()` names every such task); `partial()` gives
+    any task's values as JSON data.
 
     Attributes:
         tasks: Each root task's instance, by tag (the tasks that validated).
@@ -235,6 +236,21 @@ class RunResult:
         if tag in self.invalid:
             raise ExecutionError(self.invalid[tag])
         return self.tasks[tag]
+
+    def failure(self) -> ExecutionError | None:
+        """Why the run failed although it returned: a task whose values do not validate
+        (a step failed under ``on_error="continue"``).
+
+        Returns:
+            One `ExecutionError` whose message holds, task after task, what reading
+            each such task raises, with this result as its ``result``; ``None`` when
+            every task validated.
+        """
+        if not self.invalid:
+            return None
+        error = ExecutionError("\n".join(self.invalid.values()))
+        error.result = self
+        return error
 
     def __repr__(self) -> str:
         return (

@@ -26,6 +26,12 @@ __all__ = ["load_modules", "node_classes"]
 def load_modules(target: str) -> list[ModuleType]:
     """Import a ``.py`` file, every ``.py`` file under a folder, or a dotted module name.
 
+    Each is imported as Python runs it: a file with its own folder first on the import
+    path (``python tree.py``), so that it imports the modules beside it; a dotted name
+    with the working folder first (``python -m``), so that a module there is found
+    whatever started the process (the ``langtree`` script puts its own folder there).
+    The folders stay on the path: the modules may import more while they run.
+
     Raises:
         LangTreeError: Nothing exists at ``target``.
         StructureError: A module does not import (every such module of a folder is
@@ -38,6 +44,7 @@ def load_modules(target: str) -> list[ModuleType]:
         if not path.is_file():
             raise LangTreeError(f"No such file: {target!r}")
         return _load_files([path])
+    _put_first_on_path(Path.cwd())
     try:
         return [importlib.import_module(target)]
     except ModuleNotFoundError as error:
@@ -63,7 +70,15 @@ def _load_files(paths: list[Path]) -> list[ModuleType]:
     return modules
 
 
+def _put_first_on_path(folder: Path) -> None:
+    """Put ``folder`` first on the import path (a folder on it already stays where it is)."""
+    entry = str(folder.resolve())
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+
 def _load_file(path: Path) -> ModuleType:
+    _put_first_on_path(path.parent)
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"_langtree_file_{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)

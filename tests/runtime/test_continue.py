@@ -94,6 +94,20 @@ def test_a_task_that_does_not_validate_raises_when_read() -> None:
     )
 
 
+def test_failure_names_every_task_that_does_not_validate() -> None:
+    result = run({"on_error": "continue"}, FakeChatModel(responder=broken_section))
+
+    failure = result.failure()
+
+    assert isinstance(failure, ExecutionError)
+    with pytest.raises(ExecutionError) as summarize:
+        result[report_digest.TaskSummarizeReport]
+    with pytest.raises(ExecutionError) as digest:
+        result[report_digest.TaskWriteDigest]
+    assert str(failure) == f"{summarize.value}\n{digest.value}"
+    assert failure.result is result
+
+
 def test_the_json_lists_errors_skipped_instances_and_partial_values() -> None:
     result = run({"on_error": "continue"}, FakeChatModel(responder=broken_section))
     data = json.loads(result.to_json())
@@ -115,6 +129,7 @@ def test_without_failures_continue_changes_nothing() -> None:
     result = run({"on_error": "continue"}, FakeChatModel(responder=fine))
 
     assert (result.errors, result.skipped, result.invalid) == ((), (), {})
+    assert result.failure() is None
     assert result[report_digest.TaskWriteDigest].section_summaries == ["ok", "ok", "ok"]
 
 

@@ -98,6 +98,33 @@ def test_a_failed_row_is_reported_and_the_other_rows_finish() -> None:
     assert "Inputs must be a dict of task classes (or tags)" in str(results[3].error)
 
 
+def test_a_row_whose_task_does_not_validate_is_a_failed_row() -> None:
+    def no_summary_in_row_1(request: FakeRequest) -> Mapping[str, object]:
+        if "row 1, 0" in request.text and request.fields == ("summary",):
+            return {"summary": None}
+        return answer(request)
+
+    model = FakeChatModel(responder=no_summary_in_row_1)
+    tree = RunStructure({"on_error": "continue"}, provider=LLMProvider({"fake": model}))
+    tree.add(TaskNotes)
+
+    results = list(tree.run_many([notes(0), notes(1)], max_retries=0))
+
+    assert [(row.index, row.ok) for row in results] == [(0, True), (1, False)]
+    failed = results[1]
+    assert failed.result is not None
+    assert [error.node_path for error in failed.result.errors] == ["task.notes.paragraphs[0]"]
+    assert isinstance(failed.error, ExecutionError)
+    assert str(failed.error) == (
+        "The values of 'TaskNotes' do not validate: 1 step instance(s) failed and 1 were "
+        "skipped:\n"
+        "  - paragraphs.0.summary: Field required\n"
+        "  - digest: Field required\n"
+        "  hint: see result.errors and result.skipped; result.partial('TaskNotes') gives "
+        "the values as plain data"
+    )
+
+
 def test_max_concurrency_caps_the_calls_of_all_rows_together() -> None:
     in_flight = peak = 0
 
@@ -240,6 +267,30 @@ def test_leaving_the_loop_early_stops_the_rows_in_flight() -> None:
             id="skip",
         ),
         pytest.param(
+            {"rows": [notes(0)], "skip": {0, -1, -3}},
+            "skip holds negative row positions (-3, -1): positions count the rows from 0, "
+            "the first row is 0",
+            id="skip-negative",
+        ),
+        pytest.param(
+            {"rows": [notes(0), notes(1)], "skip": {0, 2, 7}},
+            "skip holds row positions past the last row (2, 7): there are 2 rows, at "
+            "positions 0 to 1",
+            id="skip-past-the-end",
+        ),
+        pytest.param(
+            {"rows": [], "skip": range(10)},
+            "skip holds row positions past the last row (0, 1, 2, 3, 4, ... 10 in all): "
+            "there are no rows",
+            id="skip-past-no-rows",
+        ),
+        pytest.param(
+            {"rows": iter([notes(0)]), "skip": [-2]},
+            "skip holds negative row positions (-2): positions count the rows from 0, the "
+            "first row is 0",
+            id="skip-negative-of-an-iterator",
+        ),
+        pytest.param(
             {"rows": [], "ordered": "yes"},
             "ordered must be True or False, got 'yes'",
             id="ordered",
@@ -258,6 +309,29 @@ def test_wrong_dataset_arguments_are_an_error_before_any_row(
         f"{message}\n  hint: e.g. run_many([{{TaskReview: {{...}}}}, ...], ordered=False, "
         "rows_in_flight=64)"
     )
+
+
+def test_skipping_past_the_end_of_rows_of_unknown_length_fails_after_the_last_row() -> None:
+    def rows() -> Iterator[dict[object, object]]:
+        yield from (notes(row) for row in range(3))
+
+    results = structure(FakeChatModel(responder=answer)).run_many(rows(), skip={1, 3, 4})
+    handed_out: list[int] = []
+    with pytest.raises(ExecutionError) as caught:
+        handed_out.extend(row.index for row in results)
+
+    assert handed_out == [0, 2]
+    assert str(caught.value) == (
+        "skip holds row positions past the last row (3, 4): there are 3 rows, at "
+        "positions 0 to 2\n"
+        "  hint: e.g. run_many([{TaskReview: {...}}, ...], ordered=False, rows_in_flight=64)"
+    )
+
+
+def test_skipping_every_row_of_rows_of_unknown_length_is_no_error() -> None:
+    rows = (notes(row) for row in range(3))
+
+    assert list(structure(FakeChatModel()).run_many(rows, skip={0, 1, 2})) == []
 
 
 def test_a_wrong_setting_is_an_error_before_any_row() -> None:

@@ -493,3 +493,30 @@ def test_the_interpreter_exits_with_langtree_loop_busy(script: str, output: str)
     )
 
     assert (finished.returncode, finished.stdout, finished.stderr) == (0, output, "")
+
+
+def test_the_interpreter_exits_with_an_iteration_left_open() -> None:
+    # The iteration is closed when the interpreter clears the module, after LangTree's
+    # loop stopped at exit (an uncaught exception's traceback holds it that long too).
+    program = (
+        "from langtree.runtime.loop import iterate_sync\n"
+        "async def numbers():\n"
+        "    try:\n"
+        "        for number in range(3):\n"
+        "            yield number\n"
+        "    finally:\n"
+        "        print('closed')\n"
+        "ITEMS = iterate_sync(numbers())\n"
+        "print(next(ITEMS))\n"
+    )
+
+    finished = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (finished.returncode, finished.stdout, finished.stderr) == (0, "0\nclosed\n", "")
