@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
 from langtree.structure.assets import Asset
+from langtree.structure.known import input_only
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
@@ -356,13 +357,24 @@ def _plain_level(value: object) -> object:
 
 def known_defaults(node: Node) -> dict[str, object]:
     """The node's fields whose defaults make them known (D2), with those defaults."""
-    return {f.name: _default(node, f) for f in node.fields if f.has_known_default}
+    return {f.name: _default(node, f) for f in node.fields if _known_by_default(node, f)}
+
+
+def _known_by_default(node: Node, node_field: NodeField) -> bool:
+    """Whether the field's default is its value when nothing else gives one: a default
+    that makes it known (D2), or any default of a field only the caller gives (an
+    ``input()`` or asset field left out takes its default, ``None`` too, as pydantic
+    would: no step will ever write it)."""
+    if node_field.has_known_default:
+        return True
+    info = node.node_class.model_fields[node_field.name]
+    return input_only(node_field) and not info.is_required()
 
 
 def _fills(node: Node, node_field: NodeField, *, every: bool) -> bool:
     """Whether the field's default is set where the values lack it (see `fill_defaults()`)."""
-    if node_field.has_known_default or not every:
-        return node_field.has_known_default
+    if _known_by_default(node, node_field) or not every:
+        return _known_by_default(node, node_field)
     info = node.node_class.model_fields[node_field.name]
     return not info.is_required() and not info.default_factory_takes_validated_data
 

@@ -114,3 +114,50 @@ def test_input_where_it_cannot_take_effect_is_an_error(
     task: type[TreeNode], expected: tuple[str, str]
 ) -> None:
     assert problems(task) == [expected]
+
+
+class TaskReply(TreeNode):
+    """Answer the customer. Their note: {note}"""
+
+    note: str | None = Field(None, description="! input()")
+    reply: str = Field(description="The reply.")
+
+
+REPLY_PROMPT = """\
+You write one part of a larger structured document. The task below describes the whole
+document down to the part you write; the context holds what is already known. Write only
+the requested fields, as structured output.
+
+# Reply
+
+Answer the customer. Their note: null
+
+## Reply
+
+The reply.
+
+# Context
+
+## Note
+
+null
+
+# Output
+
+Write Reply.
+"""
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [pytest.param({}, id="left-out"), pytest.param({TaskReply: {"note": None}}, id="none")],
+)
+def test_an_optional_input_left_out_shows_its_default(inputs: dict[object, object]) -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskReply)
+
+    (prompt,) = structure.prompts(inputs)
+    structure.run(inputs)
+
+    assert prompt.text == model.calls[0].text == REPLY_PROMPT
