@@ -4,7 +4,8 @@ A generated node field is produced whole inside its holder's step: the nodes bel
 no steps of their own, so an ``llm(...)`` or ``resample(...)`` on their classes or fields
 would be ignored. ``validate()`` warns where one stands, naming the step that generates
 the node, and how to make the command count. A ``transform(...)`` there is an error: the
-model would generate the field it should compute.
+model would generate the field it should compute; so is an ``input()``: no caller gives a
+node the model writes, and the field would be missing after the calls.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def _ignored_below(
             if command.command_name == "transform":
                 diagnostics.append(_transform_below(node_command, node, holder, field_name))
                 continue
+            if command.command_name == "input":
+                diagnostics.append(_input_below(node_command, node, holder, field_name))
+                continue
             diagnostics.append(
                 node_command.diagnostic(
                     f"{call} has no effect: {display_name(node.node_class)!r} is generated whole "
@@ -76,4 +80,21 @@ def _transform_below(
         hint=f"give {field_name!r} a value (a default, or a partial node in the inputs) so that "
         "the fields below it get steps of their own, or compute the value in a field that "
         "is not generated whole",
+    )
+
+
+def _input_below(
+    node_command: NodeCommand, node: Node, holder: Node, field_name: str
+) -> Diagnostic:
+    """``input()`` where the model writes the field: the caller cannot give it (the node
+    is not in the inputs), and the run would end with it missing."""
+    where = f"{display_name(holder.node_class)}.{field_name}"
+    given = node_command.field_name
+    return node_command.diagnostic(
+        f"input() cannot mark '{display_name(node.node_class)}.{given}' as given by the "
+        f"caller: {display_name(node.node_class)!r} is generated whole at {node.tag}, inside "
+        f"the step of {where!r}, whose model writes every field of it",
+        hint=f"give {field_name!r} a value (a default, or a partial node in the inputs) so that "
+        f"the fields below it get steps of their own and the inputs give {given!r}, or remove "
+        f"input() to have the model write {given!r}",
     )

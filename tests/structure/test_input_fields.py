@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import Field
 
@@ -161,3 +163,45 @@ def test_an_optional_input_left_out_shows_its_default(inputs: dict[object, objec
     structure.run(inputs)
 
     assert prompt.text == model.calls[0].text == REPLY_PROMPT
+
+
+class OrderLine(TreeNode):
+    sku: str = Field(description="The article.\n! input()")
+    quantity: int = Field(description="How many.")
+
+
+class TaskOrder(TreeNode):
+    """Take the order."""
+
+    lines: list[OrderLine] = Field(description="The lines of the order.")
+
+
+def test_input_inside_a_node_generated_whole_stops_validate_and_the_run() -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskOrder)
+    line = next(
+        number
+        for number, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+        if "The article." in text
+    )
+    expected = (
+        "LangTree found 1 problem:\n\n"
+        "error: input() cannot mark 'OrderLine.sku' as given by the caller: 'OrderLine' is "
+        "generated whole at task.order.lines, inside the step of 'TaskOrder.lines', whose "
+        "model writes every field of it\n"
+        "    ! input()\n"
+        "    ^~~~~~~~~\n"
+        f"  in OrderLine.sku ({__file__}:{line})\n"
+        "  hint: give 'lines' a value (a default, or a partial node in the inputs) so that "
+        "the fields below it get steps of their own and the inputs give 'sku', or remove "
+        "input() to have the model write 'sku'"
+    )
+
+    with pytest.raises(StructureError) as validated:
+        structure.validate()
+    with pytest.raises(StructureError) as ran:
+        structure.run()
+
+    assert str(validated.value) == str(ran.value) == expected
+    assert model.calls == []
