@@ -19,7 +19,7 @@ value: an error at once, or, in a run that continues after failures, a
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -109,6 +109,10 @@ class RunState:
         generated: The fields of each instance that steps have written.
         on_missing: What a missing value does (see `OnMissing`).
         missing: The missing values kept so far (with ``on_missing="continue"``).
+        split: The fields split steps generate, with the id of the step, by node tag:
+            inside a node another step generates whole, they stay unset (not even
+            ``None``) until their own steps, which run where the field is missing, write
+            them.
     """
 
     registry: NodeRegistry
@@ -119,6 +123,7 @@ class RunState:
     generated: dict[Address, set[str]] = field(default_factory=dict)
     on_missing: OnMissing = "raise"
     missing: list[MissingValue] = field(default_factory=list)
+    split: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -127,6 +132,7 @@ class RunState:
         inputs: Mapping[str, object],
         *,
         on_missing: OnMissing = "raise",
+        split: Mapping[str, Mapping[str, str]] | None = None,
     ) -> RunState:
         """The state before any step: the caller's inputs, with defaults filled in.
 
@@ -134,6 +140,8 @@ class RunState:
             registry: The nodes.
             inputs: The caller's values by root task tag.
             on_missing: What a missing value does (see `OnMissing`).
+            split: The fields split steps generate, with the id of the step, by node
+                tag.
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no prompt can carry
@@ -145,7 +153,7 @@ class RunState:
             roots[root.tag] = values if isinstance(values, dict) else {}
             fill_defaults(registry, root, roots[root.tag])
             check_unicode(roots[root.tag], root.tag)
-        return cls(registry=registry, roots=roots, on_missing=on_missing)
+        return cls(registry=registry, roots=roots, on_missing=on_missing, split=split or {})
 
     def send_prompt_value(self, address: Address, name: str, value: object) -> None:
         """Add one source's value for ``{name}`` in an instance's texts."""
@@ -180,8 +188,9 @@ class RunState:
         """The values of an instance as far as they can be told before the run.
 
         An instance inside a value that a step will produce (a node generated whole)
-        sees every field as `Pending` on that step; one whose values are simply
-        absent gives ``None``.
+        sees every field as `Pending` on that step, or on the split step that generates
+        the field (or a node field on the way to it); one whose values are simply absent
+        gives ``None``.
         """
         values = self.instance(address)
         if values is not None:
@@ -190,7 +199,23 @@ class RunState:
         node = self.registry.get(address.tag)
         if marker is None or node is None:
             return None
-        return {node_field.name: Pending(marker.step_id) for node_field in node.fields}
+        producer = self._split_above(address.tag) or marker.step_id
+        split = self.split.get(node.tag, {})
+        # A split field shows once its step has passed (`write_generated()`), as in a run.
+        passed = self.generated.get(address, set())
+        return {
+            f.name: Pending(split.get(f.name, producer))
+            for f in node.fields
+            if f.name not in split or f.name in passed
+        }
+
+    def _split_above(self, tag: str) -> str | None:
+        """The split step of the deepest node field on the way to ``tag`` that one
+        generates: it makes the node, inside the node its creator made."""
+        found = None
+        for node in self.registry.path(tag)[1:]:
+            found = self.split.get(node.parent or "", {}).get(node.field_name or "", found)
+        return found
 
     def _pending_above(self, address: Address) -> Pending | None:
         """The `Pending` value that holds ``address``, if there is one."""
@@ -224,7 +249,9 @@ class RunState:
 
         A node the step produced whole holds what its validated output holds: a field
         the model left out has its default (``None`` too), so that a command reading it
-        finds that value, not a field never produced.
+        finds that value, not a field never produced; a field a split step generates
+        stays unset for that step, and the fields of the nodes split steps visit count
+        as generated there (their context orders them as the dry run does).
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no later prompt could
@@ -232,6 +259,9 @@ class RunState:
         """
         target = self.instance(address)
         node = self.registry.get(address.tag)
+        if target is None and node is not None and node.tag in self.split:
+            self._passed_split(node, address, values)
+            return
         if target is None or node is None:
             return
         path = instance_text(self.registry, address)
@@ -241,9 +271,37 @@ class RunState:
             if child is not None and node_field is not None:
                 for _, element in elements(value, node_field.shape.list_depth):
                     if isinstance(element, dict):
-                        fill_defaults(self.registry, child, element, every=True)
+                        fill_defaults(self.registry, child, element, every=True, later=self.split)
         target.update(values)
         self.generated.setdefault(address, set()).update(values)
+        if self.split:
+            self._generated_below(node, address, values)
+
+    def _passed_split(self, node: Node, address: Address, values: Mapping[str, object]) -> None:
+        """Record, for an instance inside a value a step will produce (the dry run), that
+        a split step has passed: its fields show from now on, and they and the fields
+        the creator writes count as generated there, as they do in a run."""
+        split = self.split[node.tag]
+        creators = {f.name for f in node.fields if f.name not in split}
+        self.generated.setdefault(address, creators).update(values)
+
+    def _generated_below(self, node: Node, address: Address, values: Mapping[str, object]) -> None:
+        """Record the fields a step wrote into the nodes below ``address`` that split
+        steps visit as generated at those instances."""
+        pending = [(node, address.indices, values)]
+        while pending:
+            current, indices, current_values = pending.pop()
+            for name, value in current_values.items():
+                child, node_field = self.registry.child(current, name), current.field(name)
+                if child is None or node_field is None:
+                    continue
+                for inner, element in elements(value, node_field.shape.list_depth):
+                    if not isinstance(element, dict):
+                        continue
+                    if child.tag in self.split:
+                        at = Address(child.tag, indices + inner)
+                        self.generated.setdefault(at, set()).update(element)
+                    pending.append((child, indices + inner, element))
 
 
 def instance_text(registry: NodeRegistry, address: Address) -> str:
@@ -385,7 +443,12 @@ def _default(node: Node, node_field: NodeField) -> object:
 
 
 def fill_defaults(
-    registry: NodeRegistry, root: Node, values: dict[str, object], *, every: bool = False
+    registry: NodeRegistry,
+    root: Node,
+    values: dict[str, object],
+    *,
+    every: bool = False,
+    later: Mapping[str, Collection[str]] | None = None,
 ) -> None:
     """Set each known default that the values lack, in this node and the nodes below.
 
@@ -395,12 +458,18 @@ def fill_defaults(
         values: The values; changed in place.
         every: Set every default, ``None`` too (the values are a model's validated
             output), not only those that make a field known (D2).
+        later: Fields left unset, by node tag: split steps write them later.
     """
     pending = [(root, values)]
     while pending:
         node, node_values = pending.pop()
+        unset = later.get(node.tag, ()) if later else ()
         for node_field in node.fields:
-            if node_field.name not in node_values and _fills(node, node_field, every=every):
+            if (
+                node_field.name not in node_values
+                and node_field.name not in unset
+                and _fills(node, node_field, every=every)
+            ):
                 node_values[node_field.name] = _default(node, node_field)
             child = registry.child(node, node_field.name)
             if child is None:
