@@ -173,6 +173,36 @@ def test_graph_prints_the_plan_as_mermaid(capsys: pytest.CaptureFixture[str]) ->
     )
 
 
+SPLIT = """
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class Chapter(TreeNode):
+    heading: str = Field(description="The heading.")
+    blurb: str = Field(description='! llm("fast")\\nOne line.')
+
+
+class TaskBook(TreeNode):
+    chapters: list[Chapter] = Field(description="The chapters.")
+"""
+
+
+def test_graph_draws_a_split_step_after_the_step_that_creates_its_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["graph", str(write(tmp_path, "book.py", SPLIT))])
+
+    assert status == 0
+    assert capsys.readouterr().out == (
+        "flowchart TD\n"
+        '    s0["task.book<br/>chapters"]\n'
+        '    s1["task.book.chapters[*]<br/>blurb<br/>model: fast"]\n'
+        "    s0 --> s1\n"
+    )
+
+
 def test_graph_refuses_a_tree_with_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

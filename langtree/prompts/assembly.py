@@ -221,8 +221,10 @@ def assemble(
         external: Values for external variables (``{name}`` in root task texts).
         prompt_names: The names ``prompt`` mappings make resolvable, by node tag: such a
             name is never an external variable.
-        known: The known fields by node tag (DESIGN D2): a node generated whole lists
-            only its other fields as things to write.
+        known: The fields a step that generates their node whole does not ask for, by
+            node tag: the known ones (DESIGN D2), and those split steps generate (see
+            `langtree.structure.steps`); such a node lists only its other fields as
+            things to write.
         contexts: The entries nodes declare with ``@context[...]``, by node tag; a node
             not listed shows every known value.
         readers: Which steps show the entries sent to nodes without steps of their own

@@ -8,7 +8,7 @@ a model can produce appear as ``[pending: produced by step ...]``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -178,6 +178,16 @@ class PromptSetup:
         supplied = supplied_fields(self.registry, self.inputs)
         return known_fields(self.registry, list(self.analysis.flows), supplied)
 
+    def split(self) -> dict[str, dict[str, str]]:
+        """The fields that split steps generate, with the id of the step, by node tag:
+        inside a node that another step generates whole, that step leaves them to their
+        own (`PlanStep.creator`)."""
+        split: dict[str, dict[str, str]] = {}
+        for step in self.plan.steps:
+            if step.creator is not None:
+                split.setdefault(step.node_tag, {}).update(dict.fromkeys(step.fields, step.id))
+        return split
+
     def builder(self, state: RunState) -> PromptBuilder:
         """Builds the prompts from ``state``, as its values become known."""
         flows = list(self.analysis.flows)
@@ -188,6 +198,7 @@ class PromptSetup:
             self.model_names,
             prompt_names=prompt_variable_names(flows),
             known=self.known(),
+            split=self.split(),
             contexts={
                 tag: setting.context
                 for tag, setting in self.analysis.settings.items()
@@ -207,7 +218,7 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
             prompt can carry).
         StructureError: The template fails to render.
     """
-    state = RunState.start(setup.registry, setup.inputs)
+    state = RunState.start(setup.registry, setup.inputs, split=setup.split())
     builder = setup.builder(state)
     walk = dry_run(setup.registry, setup.analysis.flows, setup.plan.steps, state, setup.config)
     prompts = [builder.build(step, address) for step, address in walk]
@@ -237,6 +248,7 @@ class PromptBuilder:
         *,
         prompt_names: Mapping[str, set[str]],
         known: Mapping[str, set[str]],
+        split: Mapping[str, Collection[str]] | None = None,
         contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
         readers: EntryReaders | None = None,
         shape: PromptShape,
@@ -249,6 +261,13 @@ class PromptBuilder:
         self.model_names = model_names
         self.prompt_names = prompt_names
         self.known = known
+        self.split = split or {}
+        # What a step that generates a node whole does not ask for: its known fields,
+        # and those its split steps generate.
+        self._left_out = {
+            tag: set(known.get(tag, ())) | set(self.split.get(tag, ()))
+            for tag in set(known) | set(self.split)
+        }
         self.contexts = contexts or {}
         self.readers = readers or EntryReaders()
         self.shape = shape
@@ -264,7 +283,7 @@ class PromptBuilder:
             step.fields,
             _external_values(self.state) | dict(self.variables),
             prompt_names=self.prompt_names,
-            known=self.known,
+            known=self._left_out,
             contexts=self.contexts,
             readers=self.readers,
             shape=self.shape,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, TypeVar
 
@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
 from langtree.structure.assets import Asset
+from langtree.structure.known import input_only
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
@@ -119,6 +120,10 @@ class RunState:
         generated: The fields of each instance that steps have written.
         on_missing: What a missing value does (see `OnMissing`).
         missing: The missing values kept so far (with ``on_missing="continue"``).
+        split: The fields split steps generate, with the id of the step, by node tag:
+            inside a node another step generates whole, they stay unset (not even
+            ``None``) until their own steps, which run where the field is missing, write
+            them.
     """
 
     registry: NodeRegistry
@@ -130,6 +135,7 @@ class RunState:
     generated: dict[Address, set[str]] = field(default_factory=dict)
     on_missing: OnMissing = "raise"
     missing: list[MissingValue] = field(default_factory=list)
+    split: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def start(
@@ -138,6 +144,7 @@ class RunState:
         inputs: Mapping[str, object],
         *,
         on_missing: OnMissing = "raise",
+        split: Mapping[str, Mapping[str, str]] | None = None,
     ) -> RunState:
         """The state before any step: the caller's inputs, with defaults filled in.
 
@@ -145,6 +152,8 @@ class RunState:
             registry: The nodes.
             inputs: The caller's values by root task tag.
             on_missing: What a missing value does (see `OnMissing`).
+            split: The fields split steps generate, with the id of the step, by node
+                tag.
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no prompt can carry
@@ -156,7 +165,7 @@ class RunState:
             roots[root.tag] = values if isinstance(values, dict) else {}
             fill_defaults(registry, root, roots[root.tag])
             check_unicode(roots[root.tag], root.tag)
-        return cls(registry=registry, roots=roots, on_missing=on_missing)
+        return cls(registry=registry, roots=roots, on_missing=on_missing, split=split or {})
 
     def send_prompt_value(
         self, address: Address, name: str, value: object, order: SendOrder = ()
@@ -205,8 +214,9 @@ class RunState:
         """The values of an instance as far as they can be told before the run.
 
         An instance inside a value that a step will produce (a node generated whole)
-        sees every field as `Pending` on that step; one whose values are simply
-        absent gives ``None``.
+        sees every field as `Pending` on that step, or on the split step that generates
+        the field (or a node field on the way to it); one whose values are simply absent
+        gives ``None``.
         """
         values = self.instance(address)
         if values is not None:
@@ -215,7 +225,23 @@ class RunState:
         node = self.registry.get(address.tag)
         if marker is None or node is None:
             return None
-        return {node_field.name: Pending(marker.step_id) for node_field in node.fields}
+        producer = self._split_above(address.tag) or marker.step_id
+        split = self.split.get(node.tag, {})
+        # A split field shows once its step has passed (`write_generated()`), as in a run.
+        passed = self.generated.get(address, set())
+        return {
+            f.name: Pending(split.get(f.name, producer))
+            for f in node.fields
+            if f.name not in split or f.name in passed
+        }
+
+    def _split_above(self, tag: str) -> str | None:
+        """The split step of the deepest node field on the way to ``tag`` that one
+        generates: it makes the node, inside the node its creator made."""
+        found = None
+        for node in self.registry.path(tag)[1:]:
+            found = self.split.get(node.parent or "", {}).get(node.field_name or "", found)
+        return found
 
     def _pending_above(self, address: Address) -> Pending | None:
         """The `Pending` value that holds ``address``, if there is one."""
@@ -249,7 +275,9 @@ class RunState:
 
         A node the step produced whole holds what its validated output holds: a field
         the model left out has its default (``None`` too), so that a command reading it
-        finds that value, not a field never produced.
+        finds that value, not a field never produced; a field a split step generates
+        stays unset for that step, and the fields of the nodes split steps visit count
+        as generated there (their context orders them as the dry run does).
 
         Raises:
             ExecutionError: A value holds a lone surrogate, which no later prompt could
@@ -257,6 +285,9 @@ class RunState:
         """
         target = self.instance(address)
         node = self.registry.get(address.tag)
+        if target is None and node is not None and node.tag in self.split:
+            self._passed_split(node, address, values)
+            return
         if target is None or node is None:
             return
         path = instance_text(self.registry, address)
@@ -266,7 +297,7 @@ class RunState:
             if child is not None and node_field is not None:
                 for _, element in elements(value, node_field.shape.list_depth):
                     if isinstance(element, dict):
-                        fill_defaults(self.registry, child, element, every=True)
+                        fill_defaults(self.registry, child, element, every=True, later=self.split)
         target.update(values)
         # Steps of one node that run in no set order (a @parallel node's) write in any
         # order: the values keep the fields' declared order, so that they show the same.
@@ -275,6 +306,34 @@ class RunState:
         target.clear()
         target.update(ordered)
         self.generated.setdefault(address, set()).update(values)
+        if self.split:
+            self._generated_below(node, address, values)
+
+    def _passed_split(self, node: Node, address: Address, values: Mapping[str, object]) -> None:
+        """Record, for an instance inside a value a step will produce (the dry run), that
+        a split step has passed: its fields show from now on, and they and the fields
+        the creator writes count as generated there, as they do in a run."""
+        split = self.split[node.tag]
+        creators = {f.name for f in node.fields if f.name not in split}
+        self.generated.setdefault(address, creators).update(values)
+
+    def _generated_below(self, node: Node, address: Address, values: Mapping[str, object]) -> None:
+        """Record the fields a step wrote into the nodes below ``address`` that split
+        steps visit as generated at those instances."""
+        pending = [(node, address.indices, values)]
+        while pending:
+            current, indices, current_values = pending.pop()
+            for name, value in current_values.items():
+                child, node_field = self.registry.child(current, name), current.field(name)
+                if child is None or node_field is None:
+                    continue
+                for inner, element in elements(value, node_field.shape.list_depth):
+                    if not isinstance(element, dict):
+                        continue
+                    if child.tag in self.split:
+                        at = Address(child.tag, indices + inner)
+                        self.generated.setdefault(at, set()).update(element)
+                    pending.append((child, indices + inner, element))
 
 
 def instance_text(registry: NodeRegistry, address: Address) -> str:
@@ -388,13 +447,24 @@ def _plain_level(value: object) -> object:
 
 def known_defaults(node: Node) -> dict[str, object]:
     """The node's fields whose defaults make them known (D2), with those defaults."""
-    return {f.name: _default(node, f) for f in node.fields if f.has_known_default}
+    return {f.name: _default(node, f) for f in node.fields if _known_by_default(node, f)}
+
+
+def _known_by_default(node: Node, node_field: NodeField) -> bool:
+    """Whether the field's default is its value when nothing else gives one: a default
+    that makes it known (D2), or any default of a field only the caller gives (an
+    ``input()`` or asset field left out takes its default, ``None`` too, as pydantic
+    would: no step will ever write it)."""
+    if node_field.has_known_default:
+        return True
+    info = node.node_class.model_fields[node_field.name]
+    return input_only(node_field) and not info.is_required()
 
 
 def _fills(node: Node, node_field: NodeField, *, every: bool) -> bool:
     """Whether the field's default is set where the values lack it (see `fill_defaults()`)."""
-    if node_field.has_known_default or not every:
-        return node_field.has_known_default
+    if _known_by_default(node, node_field) or not every:
+        return _known_by_default(node, node_field)
     info = node.node_class.model_fields[node_field.name]
     return not info.is_required() and not info.default_factory_takes_validated_data
 
@@ -405,7 +475,12 @@ def _default(node: Node, node_field: NodeField) -> object:
 
 
 def fill_defaults(
-    registry: NodeRegistry, root: Node, values: dict[str, object], *, every: bool = False
+    registry: NodeRegistry,
+    root: Node,
+    values: dict[str, object],
+    *,
+    every: bool = False,
+    later: Mapping[str, Collection[str]] | None = None,
 ) -> None:
     """Set each known default that the values lack, in this node and the nodes below.
 
@@ -415,12 +490,18 @@ def fill_defaults(
         values: The values; changed in place.
         every: Set every default, ``None`` too (the values are a model's validated
             output), not only those that make a field known (D2).
+        later: Fields left unset, by node tag: split steps write them later.
     """
     pending = [(root, values)]
     while pending:
         node, node_values = pending.pop()
+        unset = later.get(node.tag, ()) if later else ()
         for node_field in node.fields:
-            if node_field.name not in node_values and _fills(node, node_field, every=every):
+            if (
+                node_field.name not in node_values
+                and node_field.name not in unset
+                and _fills(node, node_field, every=every)
+            ):
                 node_values[node_field.name] = _default(node, node_field)
             child = registry.child(node, node_field.name)
             if child is None:

@@ -111,7 +111,9 @@ async def execute(
     """
     setup.settings.check()
     prompts = setup.prompts
-    state = RunState.start(prompts.registry, prompts.inputs, on_missing=setup.on_error)
+    state = RunState.start(
+        prompts.registry, prompts.inputs, on_missing=setup.on_error, split=prompts.split()
+    )
     log = ProvenanceLog(prompts.registry)
     log.record_start(state, prompts.inputs)
     builder = prompts.builder(state)
@@ -187,7 +189,7 @@ class _Run:
             observed=_observed(),
         )
         self.cooldowns = shared.cooldowns
-        self.parts = KnownParts(setup.prompts.registry, builder.known)
+        self.parts = KnownParts(setup.prompts.registry, builder.known, builder.split)
         self.calls = [
             self._step_call(step, provider) if step.transform is None else None
             for step in self.steps
@@ -357,9 +359,12 @@ class _Run:
         without a call.
         """
         schedule = self.schedule
+        waits = schedule.waits
         starting: list[StepInstance] = []
         while True:
-            self._open([p for p in schedule.closed if self.commands.ready_for(p)])
+            self._open(
+                [p for p in schedule.closed if self.commands.ready_for(p) and waits.created(p)]
+            )
             ready = schedule.waits.take_ready()
             if not ready:
                 break

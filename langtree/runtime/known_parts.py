@@ -1,20 +1,24 @@
-"""Known fields inside a node generated whole: never asked for, filled in after (D2, D8).
+"""Fields inside a node generated whole that its step does not ask for (D2, D8, D3).
 
 A generated node field is produced whole inside its step, but some fields of the nested
 classes may already be known: a non-``None`` default, or a ``value`` target that an
-``@all ... *`` broadcasts into every element. The step's class then uses a *variant* of
-each such nested class: a subclass of the user's class whose known fields are left out of
-the JSON schema the model sees (``SkipJsonSchema``) and are not required, so that the
-user's validators still check what the model writes. Once the step's output is read,
-`fill_known()` drops whatever stands in the known fields and sets the defaults again;
-the broadcast then writes its value into every element (its command waits for the step
-that generates the list, see ``langtree.prompts.schedule.flow_reads``).
+``@all ... *`` broadcasts into every element. Others are left to *split steps* of their
+own (a field with its own ``llm``/``resample``, or a node field whose class declares one;
+see `langtree.structure.steps`), which run once the step has created the node. The
+step's class then uses a *variant* of each such nested class: a subclass of the user's
+class whose left-out fields are out of the JSON schema the model sees
+(``SkipJsonSchema``) and are not required (a required field left to a split step does not
+fail this step's validation), so that the user's validators still check what the model
+writes. Once the step's output is read, `KnownParts.fill()` drops whatever stands in the
+left-out fields and sets the known defaults again; the broadcast then writes its value
+into every element (its command waits for the step that generates the list, see
+``langtree.prompts.schedule.flow_reads``), and the split steps write theirs.
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, create_model
@@ -29,16 +33,24 @@ __all__ = ["KnownParts"]
 
 
 class KnownParts:
-    """The known fields of nodes generated whole, for the classes and values of steps.
+    """The left-out fields of nodes generated whole, for the classes and values of steps.
 
     Args:
         registry: The nodes.
         known: The known fields by node tag (``langtree.structure.known.known_fields``).
+        split: The fields split steps generate, by node tag
+            (``langtree.prompts.preview.PromptSetup.split``).
     """
 
-    def __init__(self, registry: NodeRegistry, known: Mapping[str, set[str]]) -> None:
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        known: Mapping[str, set[str]],
+        split: Mapping[str, Collection[str]] | None = None,
+    ) -> None:
         self.registry = registry
         self.known = known
+        self.split = split or {}
         self._variants: dict[str, type[BaseModel]] = {}
         self._holds_known: dict[str, bool] = {}
 
@@ -76,27 +88,32 @@ class KnownParts:
         fill_defaults(self.registry, top, values)
 
     def _left_out(self, node: Node) -> set[str]:
-        """The known fields of ``node`` the model is not asked for: all but a node field
-        whose default leaves fields below it to generate (nothing but this step can
-        generate them, so the model produces that node whole)."""
-        return {
+        """The fields of ``node`` the model is not asked for: those split steps generate,
+        and the known ones but a node field whose default leaves fields below it to
+        generate (nothing but this step can generate them, so the model produces that
+        node whole)."""
+        return set(self.split.get(node.tag, ())) | {
             name
             for name in self.known.get(node.tag, ())
             if (child := self.registry.child(node, name)) is None or self._all_known(child)
         }
 
     def _all_known(self, node: Node) -> bool:
-        """Whether every field of ``node`` and of the nodes below it is known."""
+        """Whether every field of ``node`` and of the nodes below it is known, or left to
+        a split step: nothing of it is this step's to write."""
         return all(
-            set(self.known.get(member.tag, ())) >= {f.name for f in member.fields}
+            set(self.known.get(member.tag, ())) | set(self.split.get(member.tag, ()))
+            >= {f.name for f in member.fields}
             for member in self.registry.subtree(node)
         )
 
     def _has_known(self, node: Node) -> bool:
-        """Whether ``node`` or a node below it has a known field."""
+        """Whether ``node`` or a node below it has a known field, or one a split step
+        generates."""
         if node.tag not in self._holds_known:
             self._holds_known[node.tag] = any(
-                self.known.get(member.tag) for member in self.registry.subtree(node)
+                self.known.get(member.tag) or self.split.get(member.tag)
+                for member in self.registry.subtree(node)
             )
         return self._holds_known[node.tag]
 

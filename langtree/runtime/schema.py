@@ -112,7 +112,7 @@ def schema_tokens(setup: PromptSetup) -> dict[str, PromptTokens]:
     A step whose output nests too deep for pydantic to build its schema has none here:
     its prompt can still be previewed, and the run refuses the step (`output_schema()`).
     """
-    parts = KnownParts(setup.registry, setup.known())
+    parts = KnownParts(setup.registry, setup.known(), setup.split())
     counted: dict[str, PromptTokens] = {}
     for step in setup.plan.steps:
         node = setup.registry.get(step.node_tag)

@@ -113,6 +113,11 @@ class InstanceWaits:
 
     def __init__(self, registry: NodeRegistry, steps: Sequence[PlanStep]) -> None:
         self.needs = _transitive_needs(registry, steps)
+        # A split step's instances are listed once the step creating its node is done.
+        position_of = {step.id: position for position, step in enumerate(steps)}
+        self.creators = [
+            None if step.creator is None else position_of[step.creator] for step in steps
+        ]
         self.levels: dict[int, set[int]] = defaultdict(set)
         for needs in self.needs:
             for need in needs:
@@ -212,6 +217,13 @@ class InstanceWaits:
             if because is not None:
                 return because
         return None
+
+    def created(self, position: int) -> bool:
+        """Whether the instances of the step at ``position`` exist to be listed: it is no
+        split step, or the step that creates its node has finished for all instances
+        (a split step opened earlier would find none of the nodes that step makes)."""
+        creator = self.creators[position]
+        return creator is None or creator in self.finished
 
     def deps_finished(self, position: int) -> bool:
         """Whether every step that ``position`` depends on has finished for all instances."""

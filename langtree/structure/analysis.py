@@ -127,9 +127,11 @@ def replan(analysis: Analysis, registry: NodeRegistry, supplied: KnownFields) ->
 
 
 def _generated_by_node(drafts: list[StepDraft]) -> dict[str, tuple[str, ...]]:
-    """The fields the steps generate, by node tag."""
+    """The fields the steps generate, by node tag; a split step's lie inside a node
+    another step generates whole, whose fields are all of it (asset fields are reported
+    once, at the step whose field a value would make descended into)."""
     generated: dict[str, tuple[str, ...]] = {}
-    for draft in drafts:
+    for draft in (draft for draft in drafts if draft.creator is None):
         generated[draft.node_tag] = generated.get(draft.node_tag, ()) + draft.fields
     return generated
 

@@ -5,10 +5,11 @@ step that produces a field. Needs come from four places:
 
 - ``@each``/``@all`` commands: the steps that see the destination's data (the steps of the
   node holding a ``value`` target, or of the destination, and of the nodes descended below
-  it; the step that generates that node whole when it has none) wait for every generated
-  field the sources read, also through other commands' ``value`` mappings into them. A
-  mapping that reads a field through a ``.**.`` pluck reads the instances inside the
-  plucked elements *partially*: it leaves out what a failed element never produced.
+  it; for a node generated whole, the step that generates it, besides its split steps)
+  wait for every generated field the sources read, also through other commands'
+  ``value`` mappings into them. A mapping that reads a field through a ``.**.`` pluck
+  reads the instances inside the plucked elements *partially*: it leaves out what a
+  failed element never produced.
 - runtime variables: a step whose prompt shows ``{name}`` waits for the field ``name``
   resolves to, and, for a node field, for the fields below it. A prompt shows the
   docstrings from the root task down to the step's node, the descriptions of the fields
@@ -325,11 +326,10 @@ class _NeedFinder:
         return self._node_consumers(destination.node)
 
     def _node_consumers(self, node: Node) -> list[Consumer]:
-        """The steps of ``node`` and of the nodes descended below it, else its producer."""
-        tags = self.tags_below.get(node.tag)
-        if tags:
-            return [Consumer(tag, None) for tag in tags]
-        return self._whole_producer(node)
+        """The steps of ``node`` and of the nodes descended below it, and its producer
+        when a step generates it whole (its split steps are its only steps)."""
+        tags = self.tags_below.get(node.tag, [])
+        return [Consumer(tag, None) for tag in tags] + self._whole_producer(node)
 
     def _whole_producer(self, node: Node) -> list[Consumer]:
         """The step that generates ``node`` as part of a node field, if one does."""

@@ -3,8 +3,10 @@
 Dependencies come from three places: the declared order (``@sequential`` fields, and a
 known node field's subtree within its parent's sequence), data flows (a command's
 destination waits for the data it reads), and runtime variables (a prompt that shows a
-generated field waits for it). A dependency against the declared order, or a cycle, is a
-diagnostic; in a ``@parallel`` node, fields that need a sibling move to a follow-up step.
+generated field waits for it); a split step also waits for the step that creates its
+node (`langtree.structure.steps`). A dependency against the declared order, or a cycle,
+is a diagnostic; in a ``@parallel`` node, fields that need a sibling move to a follow-up
+step.
 """
 
 from __future__ import annotations
@@ -73,6 +75,10 @@ class PlanStep:
         partial_reads: Those of ``depends_on`` whose failed instances the step goes on
             without (``on_error="continue"``): it reads them only through ``.**.``
             pluck paths, which leave out what a failed element never produced.
+        creator: For a split step (a field with a step of its own inside a node that
+            another step generates whole), that other step: it creates the node's
+            instances, so the split step is listed in ``depends_on`` and its instances
+            are known once the creator has finished (``None``: any other step).
     """
 
     id: str
@@ -88,6 +94,7 @@ class PlanStep:
     transform: Transform | None = None
     unseen: tuple[str, ...] = ()
     partial_reads: tuple[str, ...] = ()
+    creator: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,13 +187,22 @@ def build_plan(
             ``{name}``s are what the step reads).
     """
     found, inside = find_needs(registry, drafts, flows, prompt_names, outline)
-    needs = _distinct(found)
+    needs = _distinct([*found, *_creations(drafts)])
     builder = _PlanBuilder(registry, drafts)
     builder.diagnostics += inside
     builder.split_parallel(needs)
     builder.add_declared_order()
     builder.add_needs(needs)
     return builder.finish()
+
+
+def _creations(drafts: list[StepDraft]) -> list[Need]:
+    """A split step waits for the step that creates its node."""
+    return [
+        Need(consumer=Consumer(draft.node_tag, draft.fields[0]), producer=draft.creator)
+        for draft in drafts
+        if draft.creator is not None
+    ]
 
 
 def _distinct(needs: list[Need]) -> list[Need]:
@@ -226,7 +242,9 @@ class _PlanBuilder:
         self.producer: dict[FieldKey, StepDraft] = {}
         for draft in self.drafts:
             self.by_node[draft.node_tag].append(draft)
-        for draft in self.drafts:
+        # Deeper steps claim first: a split step produces its field, not the step that
+        # generates the node around it whole.
+        for draft in sorted(self.drafts, key=lambda d: d.node_tag.count("."), reverse=True):
             for name in draft.fields:
                 self._claim(draft.node_tag, name, draft)
 
@@ -295,7 +313,8 @@ class _PlanBuilder:
                 position = _field_index(parent, node.field_name or "")
                 for ancestor_draft in ancestor_drafts:
                     for draft in drafts:
-                        if ancestor_draft.position < position:
+                        # At the same position: the step that creates the node.
+                        if ancestor_draft.position <= position:
                             self.edges[draft.id].setdefault(ancestor_draft.id, None)
                         else:
                             self.edges[ancestor_draft.id].setdefault(draft.id, None)
@@ -351,6 +370,8 @@ class _PlanBuilder:
                     if need.through_commands:
                         self.diagnostics.append(self._self_cycle(consumer, need))
                     continue
+                if self._shown_unresolved(need, consumer, producer):
+                    continue
                 if producer.id in self.edges[consumer.id]:
                     self._align(consumer, producer, need)
                     self._read_partially(consumer, producer, need)
@@ -362,6 +383,19 @@ class _PlanBuilder:
                     self.edges[consumer.id][producer.id] = need
                     self._align(consumer, producer, need)
                     self._read_partially(consumer, producer, need)
+
+    def _shown_unresolved(self, need: Need, consumer: StepDraft, producer: StepDraft) -> bool:
+        """Whether ``{name}`` in a nested class's text names a field that a split step
+        inside the nodes ``consumer`` generates whole fills: the prompt shows it as it
+        shows the step's own fields, as the step cannot wait for what comes after it."""
+        if need.variable is None:
+            return False
+        current = producer
+        while current.creator is not None:
+            current = self.producer[current.creator]
+            if current.id == consumer.id:
+                return True
+        return False
 
     def _align(self, consumer: StepDraft, producer: StepDraft, need: Need) -> None:
         """Keep the list levels an edge's instances align on: the fewest any of its needs
@@ -456,6 +490,7 @@ class _PlanBuilder:
             resample=draft.resample,
             transform=draft.transform,
             unseen=self._unseen(draft),
+            creator=self.producer[draft.creator].id if draft.creator else None,
             list_levels=self.registry.list_levels(draft.node_tag),
             depends_on=tuple(sorted(self.edges.get(draft.id, {}))),
             element_waits=tuple(

@@ -3,9 +3,11 @@
 and what its steps' context holds (``@context``, `langtree.structure.context`).
 
 Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
-``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/``resample``
-in a field's description applies to that field's step. A ``transform(...)`` in a field's
-description makes the field a transform (`langtree.structure.transforms`).
+``llm(..., override=true)`` higher up wins over everything below it. An ``llm``/
+``resample`` in a field's description applies to that field's step; in a class's
+docstring, also to the step of a node field of the class that is generated whole
+(`NodeSettings.declared`). A ``transform(...)`` in a field's description makes the field
+a transform (`langtree.structure.transforms`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ from langtree.structure.variables import AssemblyVariables, Definition
 __all__ = ["ModelChoice", "NodeSettings", "compute_settings"]
 
 _NUMERIC_AGGREGATIONS = frozenset({"mean", "median", "sum", "min", "max"})
+_STEP_COMMANDS = ("llm", "resample")
+"""The commands that shape the step generating a node, and so give a node field a step of
+its own where its class declares them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +66,9 @@ class NodeSettings:
         field_transforms: The fields computed by ``transform(...)``, with their transforms.
         context: The entries ``@context[...]`` declares for the context of the node's
             steps, in order (``None``: every known value of the node).
+        declared: The execution commands the class's docstring holds among ``llm`` and
+            ``resample``: a node field of this class that a step would generate whole
+            gets a step of its own with them (see `langtree.structure.steps`).
     """
 
     modifier: Modifier
@@ -71,6 +79,7 @@ class NodeSettings:
     aggregations: dict[str, AggregationFunction] = field(default_factory=dict)
     field_transforms: dict[str, Transform] = field(default_factory=dict)
     context: tuple[ContextPath, ...] | None = None
+    declared: frozenset[str] = frozenset()
 
 
 def compute_settings(
@@ -125,6 +134,7 @@ class _SettingsBuilder:
             aggregations=self._aggregations(node, resample > 1, field_resample),
             field_transforms=self._field_transforms(node),
             context=context,
+            declared=frozenset(name for name in _STEP_COMMANDS if _calls(node.commands, name)),
         )
         self._check_inputs(node)
 
@@ -158,11 +168,7 @@ class _SettingsBuilder:
     # -- execution commands ---------------------------------------------------------------
 
     def _single_call(self, commands: tuple[NodeCommand, ...], name: str) -> NodeCommand | None:
-        calls = [
-            c
-            for c in commands
-            if isinstance(c.command, ExecutionCommand) and c.command.command_name == name
-        ]
+        calls = _calls(commands, name)
         for extra in calls[1:]:
             self.diagnostics.append(
                 extra.diagnostic(
@@ -341,6 +347,15 @@ class _SettingsBuilder:
             )
             return False
         return True
+
+
+def _calls(commands: tuple[NodeCommand, ...], name: str) -> list[NodeCommand]:
+    """The calls of the execution command ``name`` among ``commands``."""
+    return [
+        c
+        for c in commands
+        if isinstance(c.command, ExecutionCommand) and c.command.command_name == name
+    ]
 
 
 def _non_numeric(enum: type[Enum]) -> list[str]:

@@ -15,13 +15,13 @@ from langtree.testing import FakeChatModel
 class Section(TreeNode):
     """
     ! @sequential
-    ! resample(2)  # no step of its own here: it is generated whole
+    ! count=2  # an assembly variable
     One section, titled {title}.
 
     {PROMPT_SUBTREE}
     """
 
-    title: str = Field(description='! llm("default")\nThe title, in {{braces}} style.')
+    title: str = Field(description="! # a comment line\nThe title, in {{braces}} style.")
 
 
 class TaskOutline(TreeNode):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import Field
 
@@ -114,3 +116,92 @@ def test_input_where_it_cannot_take_effect_is_an_error(
     task: type[TreeNode], expected: tuple[str, str]
 ) -> None:
     assert problems(task) == [expected]
+
+
+class TaskReply(TreeNode):
+    """Answer the customer. Their note: {note}"""
+
+    note: str | None = Field(None, description="! input()")
+    reply: str = Field(description="The reply.")
+
+
+REPLY_PROMPT = """\
+You write one part of a larger structured document. The task below describes the whole
+document down to the part you write; the context holds what is already known. Write only
+the requested fields, as structured output.
+
+# Reply
+
+Answer the customer. Their note: null
+
+## Reply
+
+The reply.
+
+# Context
+
+## Note
+
+null
+
+# Output
+
+Write Reply.
+"""
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [pytest.param({}, id="left-out"), pytest.param({TaskReply: {"note": None}}, id="none")],
+)
+def test_an_optional_input_left_out_shows_its_default(inputs: dict[object, object]) -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskReply)
+
+    (prompt,) = structure.prompts(inputs)
+    structure.run(inputs)
+
+    assert prompt.text == model.calls[0].text == REPLY_PROMPT
+
+
+class OrderLine(TreeNode):
+    sku: str = Field(description="The article.\n! input()")
+    quantity: int = Field(description="How many.")
+
+
+class TaskOrder(TreeNode):
+    """Take the order."""
+
+    lines: list[OrderLine] = Field(description="The lines of the order.")
+
+
+def test_input_inside_a_node_generated_whole_stops_validate_and_the_run() -> None:
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskOrder)
+    line = next(
+        number
+        for number, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+        if "The article." in text
+    )
+    expected = (
+        "LangTree found 1 problem:\n\n"
+        "error: input() cannot mark 'OrderLine.sku' as given by the caller: 'OrderLine' is "
+        "generated whole at task.order.lines, inside the step of 'TaskOrder.lines', whose "
+        "model writes every field of it\n"
+        "    ! input()\n"
+        "    ^~~~~~~~~\n"
+        f"  in OrderLine.sku ({__file__}:{line})\n"
+        "  hint: give 'lines' a value (a default, or a partial node in the inputs) so that "
+        "the fields below it get steps of their own and the inputs give 'sku', or remove "
+        "input() to have the model write 'sku'"
+    )
+
+    with pytest.raises(StructureError) as validated:
+        structure.validate()
+    with pytest.raises(StructureError) as ran:
+        structure.run()
+
+    assert str(validated.value) == str(ran.value) == expected
+    assert model.calls == []
