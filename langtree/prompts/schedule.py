@@ -10,25 +10,26 @@ and the run share this schedule.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import Address, RunState
 from langtree.prompts.values import Pending
-from langtree.structure.flows import Flow, MappingFlow, TargetScope
+from langtree.structure.command_keys import (
+    command_blockers,
+    flow_reads,
+    flow_writes,
+    index_keys,
+)
+from langtree.structure.flows import Flow, TargetScope
 from langtree.structure.plan import PlanStep
 from langtree.structure.registry import FieldKey, NodeRegistry
-from langtree.structure.tree import Node, NodeField
 from langtree.structure.type_config import TypeMappingConfig
 
 __all__ = [
     "CommandReadiness",
     "FlowSchedule",
     "dry_run",
-    "flow_reads",
-    "flow_writes",
-    "source_reads",
     "step_writes",
 ]
 
@@ -54,20 +55,9 @@ class CommandReadiness:
         self.flows = list(flows)
         self.waiting = set(range(len(self.flows)))
         self.reads = [flow_reads(registry, flow) for flow in self.flows]
-        self.readers = _index(self.reads)
+        self.readers = index_keys(self.reads)
         writes = [flow_writes(registry, flow) for flow in self.flows]
-        writers = _index(writes)
-        # Commands that write the same field go in definition order (flows are in it):
-        # each sees what the earlier ones wrote, and the last one's values stay.
-        self.blockers = [
-            {
-                other
-                for key in keys
-                for other in writers.get(key, ())
-                if other != index and not (other > index and key in writes[index])
-            }
-            for index, keys in enumerate(self.reads)
-        ]
+        self.blockers = command_blockers(self.reads, writes)
         self.unblocks: dict[int, list[int]] = defaultdict(list)
         for index, blockers in enumerate(self.blockers):
             for blocker in blockers:
@@ -170,50 +160,6 @@ class FlowSchedule(CommandReadiness):
         self.carry_out_ready(state, config)
 
 
-def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
-    keys = {(node.parent, node.field_name) for node in registry.path(flow.node.tag)[1:]}
-    reads = {FieldKey(parent, name) for parent, name in keys if parent and name}
-    if flow.inclusion is not None:
-        reads |= _path_keys(registry, flow.node, flow.inclusion.fields, whole=False)
-    for mapping_flow in flow.mappings:
-        reads |= source_reads(registry, flow, mapping_flow)
-    if isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity:
-        # A broadcast fills the elements on its way: it waits until they exist, so that
-        # elements a model generates receive it too (D8).
-        reads |= _target_keys(registry, flow, to_target=False)
-    return reads
-
-
-def source_reads(registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow) -> set[FieldKey]:
-    """The fields a mapping's source reads (``*``: the command's whole node)."""
-    source = mapping_flow.source
-    if source is None:
-        return set(registry.subtree_fields(flow.node))
-    return _path_keys(registry, flow.node, source.fields, whole=True)
-
-
-def flow_writes(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
-    return _target_keys(registry, flow, to_target=True)
-
-
-def _target_keys(registry: NodeRegistry, flow: Flow, *, to_target: bool) -> set[FieldKey]:
-    """The fields along each ``value`` target's path from its start: up to the target
-    with its subtree (``to_target``), or only those that lead to its holder."""
-    destination = flow.destination
-    if destination is None:
-        return set()
-    absolute = str(getattr(flow.command.command, "destination_path", "")).startswith("task.")
-    start = registry.path(destination.node.tag)[0] if absolute else flow.node
-    keys: set[FieldKey] = set()
-    for mapping_flow in flow.mappings:
-        if mapping_flow.scope == "value" and mapping_flow.target is not None:
-            fields = destination.fields + mapping_flow.target.fields
-            keys |= _path_keys(
-                registry, start, fields if to_target else fields[:-1], whole=to_target
-            )
-    return keys
-
-
 def step_writes(registry: NodeRegistry, step: PlanStep) -> set[FieldKey]:
     node = registry.get(step.node_tag)
     assert node is not None
@@ -224,28 +170,3 @@ def step_writes(registry: NodeRegistry, step: PlanStep) -> set[FieldKey]:
         if child is not None:
             writes |= set(registry.subtree_fields(child))
     return writes
-
-
-def _path_keys(
-    registry: NodeRegistry, start: Node, fields: Iterable[NodeField], *, whole: bool
-) -> set[FieldKey]:
-    """The fields along a path from ``start``; ``whole``: a node at its end with its subtree."""
-    keys: set[FieldKey] = set()
-    node: Node | None = start
-    for node_field in fields:
-        if node is None:
-            break
-        keys.add(FieldKey(node.tag, node_field.name))
-        node = registry.child(node, node_field.name)
-    if whole and node is not None and node is not start:
-        keys |= set(registry.subtree_fields(node))
-    return keys
-
-
-def _index(keysets: Iterable[set[FieldKey]]) -> dict[FieldKey, list[int]]:
-    """For each field, the positions of the sets that hold it."""
-    index: dict[FieldKey, list[int]] = defaultdict(list)
-    for position, keys in enumerate(keysets):
-        for key in keys:
-            index[key].append(position)
-    return index

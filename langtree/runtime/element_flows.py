@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from langtree.prompts.schedule import source_reads, step_writes
+from langtree.prompts.schedule import step_writes
 from langtree.prompts.state import Address
+from langtree.structure.command_keys import source_reads
 from langtree.structure.element_flows import element_levels
 from langtree.structure.flows import Flow, MappingFlow
 from langtree.structure.known import field_holder

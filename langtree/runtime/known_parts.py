@@ -12,7 +12,7 @@ fail this step's validation), so that the user's validators still check what the
 writes. Once the step's output is read, `KnownParts.fill()` drops whatever stands in the
 left-out fields and sets the known defaults again; the broadcast then writes its value
 into every element (its command waits for the step that generates the list, see
-``langtree.prompts.schedule.flow_reads``), and the split steps write theirs.
+``langtree.structure.command_keys.flow_reads``), and the split steps write theirs.
 """
 
 from __future__ import annotations

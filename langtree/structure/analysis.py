@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
 from langtree.structure.assets import check_assets
+from langtree.structure.command_keys import check_command_cycles
 from langtree.structure.config import Outline, StructureConfig
 from langtree.structure.deliveries import check_deliveries, prompted_fields
 from langtree.structure.flows import Flow, resolve_flows
@@ -87,6 +88,7 @@ def analyse(
     diagnostics += check_unicode_texts(registry)
     diagnostics += check_placeholders(registry, prompt_variable_names(flows), variables)
     diagnostics += check_value_types(flows, config.type_mapping)
+    diagnostics += check_command_cycles(registry, flows)
     transforms = {
         FieldKey(tag, name): transform
         for tag, setting in settings.items()

@@ -12,7 +12,7 @@ step.
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -26,6 +26,7 @@ from langtree.structure.needs import (
     Need,
     find_needs,
 )
+from langtree.structure.ordering import topological_order
 from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft, element_path, step_id
 from langtree.structure.transforms import Transform
@@ -350,7 +351,11 @@ class _PlanBuilder:
         for consumer in self._consumer_steps(need.consumer):
             if consumer.id == producer.id or producer.id in self.edges[consumer.id]:
                 continue
-            if consumer.node_tag == producer.node_tag and producer.transform is None:
+            # Steps of one node show each other's fields by the declared order or not at
+            # all (the same initial context), but what commands make of a sibling's
+            # fields is a value of its own, waited for.
+            same_node = consumer.node_tag == producer.node_tag and producer.transform is None
+            if same_node and not need.through_commands:
                 continue
             if self._order_conflict(consumer, producer) is not None:
                 continue
@@ -457,7 +462,7 @@ class _PlanBuilder:
     # -- ordering ------------------------------------------------------------------------
 
     def finish(self) -> tuple[ExecutionPlan, list[Diagnostic]]:
-        order, cycles = _topological_order([d.id for d in self.drafts], self.edges)
+        order, cycles = topological_order([d.id for d in self.drafts], self.edges)
         for cycle in cycles:
             self.diagnostics.append(self._cycle_diagnostic(cycle))
         by_id = {draft.id: draft for draft in self.drafts}
@@ -605,48 +610,3 @@ def _link(ancestor: str, tag: str) -> str:
 
 def _field_index(node: Node, name: str) -> int:
     return [f.name for f in node.fields].index(name)
-
-
-def _topological_order(
-    ids: Iterable[str], edges: dict[str, dict[str, Need | None]]
-) -> tuple[list[str], list[list[str]]]:
-    """Kahn's algorithm in declaration order; what is left over holds the cycles."""
-    ids = list(ids)
-    known = set(ids)
-    waiting = {ident: set(edges.get(ident, {})) & known for ident in ids}
-    dependants: dict[str, list[str]] = defaultdict(list)
-    for ident, prerequisites in waiting.items():
-        for prerequisite in prerequisites:
-            dependants[prerequisite].append(ident)
-    ready = deque(ident for ident in ids if not waiting[ident])
-    order: list[str] = []
-    while ready:
-        ident = ready.popleft()
-        order.append(ident)
-        for dependant in dependants[ident]:
-            waiting[dependant].discard(ident)
-            if not waiting[dependant]:
-                ready.append(dependant)
-    done = set(order)
-    left = [ident for ident in ids if ident not in done]
-    return order, _cycles(left, waiting)
-
-
-def _cycles(left: list[str], waiting: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle per group of steps that wait on each other."""
-    cycles: list[list[str]] = []
-    seen: set[str] = set()
-    remaining = set(left)
-    for start in left:
-        if start in seen:
-            continue
-        path: list[str] = []
-        current = start
-        while current not in path:
-            path.append(current)
-            current = min(p for p in waiting[current] if p in remaining)
-        cycle = path[path.index(current) :]
-        seen.update(path)
-        if not any(set(cycle) == set(known) for known in cycles):
-            cycles.append(cycle)
-    return cycles
