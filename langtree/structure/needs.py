@@ -216,11 +216,11 @@ class _NeedFinder:
         self.produced = {key for tag in self.drafted for key in self._produced_keys(tag)}
         self.writers = self._value_writers(flows)
 
-    def _produced_keys(self, tag: str, names: Iterable[str] | None = None) -> Iterator[FieldKey]:
-        """The fields the steps of the node at ``tag`` produce (those generating ``names``)."""
+    def _produced_keys(self, tag: str) -> Iterator[FieldKey]:
+        """The fields the steps of the node at ``tag`` produce."""
         node = self.registry.get(tag)
         assert node is not None
-        for name in self.drafted[tag] if names is None else names:
+        for name in self.drafted[tag]:
             yield FieldKey(tag, name)
             yield from self._below(FieldKey(tag, name))
 
@@ -380,15 +380,15 @@ class _NeedFinder:
         for tag, names in self.modelled.items():
             node = self.registry.get(tag)
             assert node is not None
-            own = set(self._produced_keys(tag, names))
-            for producer, below in self._behind(self._context_keys(node, names)).items():
-                if producer not in own:
-                    yield Need(
-                        consumer=Consumer(tag, None),
-                        producer=producer,
-                        weak=True,
-                        partial_below=below,
-                    )
+            keys = self._context_keys(node, names)
+            for producer, below in self._behind(keys).items():
+                yield Need(
+                    consumer=Consumer(tag, None),
+                    producer=producer,
+                    weak=True,
+                    partial_below=below,
+                    through_commands=producer not in keys,
+                )
 
     def _context_keys(self, node: Node, generated: set[str]) -> list[FieldKey]:
         """The fields a step of ``node`` shows in its context, with what lies below them."""
