@@ -137,6 +137,11 @@ def render_value(value: object) -> str:
     Examples:
         >>> render_value("plain text"), render_value(2.5), render_value(True), render_value(None)
         ('plain text', '2.5', 'true', 'null')
+        >>> from enum import Enum
+        >>> class Color(str, Enum):
+        ...     RED = "red"
+        >>> render_value(Color.RED)
+        'red'
         >>> print(render_value({"a": [1, 2]}))
         {
           "a": [
@@ -145,10 +150,12 @@ def render_value(value: object) -> str:
           ]
         }
     """
-    if isinstance(value, str | Pending):
-        return str(value)
+    # An Enum member first: one that is also a str (``class Color(str, Enum)``) would
+    # otherwise show as ``Color.RED`` rather than its value, as it does inside a list.
     if isinstance(value, Enum):
         return render_value(value.value)
+    if isinstance(value, str | Pending):
+        return str(value)
     data = json_data(value)
     if isinstance(data, str):
         return data
