@@ -75,14 +75,16 @@ def compute(
     names = _values(transform, address, state, where, resampled)
     try:
         value = compiled(transform.expression)(**names)
+        if _lazy(value):
+            value = list(value)
     # The expression is the user's code: whatever it raises (a missing key, a division by
     # zero, a sandbox refusal) is reported as this field's failure.
     except Exception as error:
         raise _error(transform, where, f"{type(error).__name__}: {error}") from error
-    if isinstance(value, Undefined):
-        raise _error(transform, where, "its value is undefined (a name or key it reads has none)")
-    if _lazy(value):
-        value = list(value)
+    undefined = _undefined_at(value)
+    if undefined is not None:
+        what = f"item {undefined} of its value" if undefined else "its value"
+        raise _error(transform, where, f"{what} is undefined (a name or key it reads has none)")
     try:
         converted = convert_value(value, node_field.annotation, config)
     except ConversionError as error:
@@ -115,6 +117,22 @@ def _values(
         path = f"{instance_text(state.registry, holder)}.{name}"
         values[name] = json_view(found[name], path, resampled)
     return values
+
+
+def _undefined_at(value: object) -> str | None:
+    """Where ``value`` holds a Jinja2 ``Undefined`` (``""``: it is one; ``"[1]['id']"``: an
+    item of it), e.g. ``map(attribute='id')`` over elements that lack it; ``None``: nowhere.
+    The lists and dicts are walked with a stack, as values may nest deeply."""
+    pending: list[tuple[str, object]] = [("", value)]
+    while pending:
+        place, current = pending.pop()
+        if isinstance(current, Undefined):
+            return place
+        if isinstance(current, list):
+            pending += [(f"{place}[{i}]", item) for i, item in reversed(list(enumerate(current)))]
+        elif isinstance(current, dict):
+            pending += [(f"{place}[{key!r}]", item) for key, item in reversed(current.items())]
+    return None
 
 
 def _lazy(value: object) -> TypeGuard[Iterable[object]]:

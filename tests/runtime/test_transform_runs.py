@@ -265,6 +265,11 @@ class TaskOptionalInput(TreeNode):
     size: int = Field(description='! transform("note | length")')
 
 
+class TaskUndefinedItem(TreeNode):
+    rows: list[dict[str, str]]
+    ids: list[str] = Field(description="""! transform("rows | map(attribute='id') | list")""")
+
+
 @pytest.mark.parametrize(
     ("task", "inputs", "snippet", "why"),
     [
@@ -303,6 +308,13 @@ class TaskOptionalInput(TreeNode):
             "TypeError: object of type 'NoneType' has no len()",
             id="none",
         ),
+        pytest.param(
+            TaskUndefinedItem,
+            {"rows": [{"id": "a"}, {"name": "b"}]},
+            "rows | map(attribute='id') | list",
+            "item [1] of its value is undefined (a name or key it reads has none)",
+            id="undefined item",
+        ),
     ],
 )
 def test_a_failing_transform_is_an_execution_error_naming_field_and_expression(
@@ -311,7 +323,12 @@ def test_a_failing_transform_is_an_execution_error_naming_field_and_expression(
     structure = structure_for(task, model=FakeChatModel())
     with pytest.raises(ExecutionError) as caught:
         structure.run({task: inputs})
-    field_name = {"TaskDivides": "mean", "TaskMissingKey": "total", "TaskOptionalInput": "size"}
+    field_name = {
+        "TaskDivides": "mean",
+        "TaskMissingKey": "total",
+        "TaskOptionalInput": "size",
+        "TaskUndefinedItem": "ids",
+    }
     name = field_name.get(task.__name__, "count")
     tag = structure.plan({task: inputs}).steps[0].node_tag
     line = next(
