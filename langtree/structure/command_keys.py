@@ -94,7 +94,7 @@ def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
         reads |= _path_keys(registry, flow.node, flow.inclusion.fields, whole=False)
     for mapping_flow in flow.mappings:
         reads |= source_reads(registry, flow, mapping_flow)
-    if isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity:
+    if _broadcasts(flow):
         # A broadcast fills the elements on its way: it waits until they exist, so that
         # elements a model generates receive it too (D8).
         reads |= _target_keys(registry, flow, to_target=False)
@@ -111,8 +111,17 @@ def source_reads(registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow) 
 
 def flow_writes(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
     """The fields a command's ``value`` targets write, with the fields that lead to them
-    from the destination's start (the elements it creates)."""
-    return _target_keys(registry, flow, to_target=True)
+    from the destination's start (the elements it creates); a broadcast creates none, it
+    fills the elements that exist (it reads the fields that lead there)."""
+    written = _target_keys(registry, flow, to_target=True)
+    if _broadcasts(flow):
+        written -= _target_keys(registry, flow, to_target=False)
+    return written
+
+
+def _broadcasts(flow: Flow) -> bool:
+    """Whether the command is ``@all ... *``, which fills every element on its way (D8)."""
+    return isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity
 
 
 def _target_keys(registry: NodeRegistry, flow: Flow, *, to_target: bool) -> set[FieldKey]:

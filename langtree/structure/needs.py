@@ -53,6 +53,7 @@ from langtree.structure.placeholders import Placeholder, find_placeholders, plac
 from langtree.structure.registry import FieldKey, NodeRegistry
 from langtree.structure.steps import StepDraft
 from langtree.structure.tree import Node, NodeCommand, NodeField, node_diagnostic
+from langtree.structure.tree_node import display_name
 
 __all__ = [
     "Consumer",
@@ -354,6 +355,9 @@ class _NeedFinder:
                 key = self.registry.field_above(node, name)
                 if key is None:  # a Jinja2 global, such as range
                     continue
+                if _holds(key, node.tag):
+                    self._transform_inside(draft, key)
+                    continue
                 sources = (key, *self._below(key))
                 reads = _Reads(sources=sources, partial_below=None)
                 for producer, partial_below in self._producers(reads).items():
@@ -364,6 +368,23 @@ class _NeedFinder:
                         through_commands=producer not in sources,
                         partial_below=partial_below,
                     )
+
+    def _transform_inside(self, draft: StepDraft, key: FieldKey) -> None:
+        """Report a transform that reads a node field holding its own node."""
+        assert draft.transform is not None
+        holder = self.registry.get(key.node_tag)
+        assert holder is not None
+        name, field = key.field_name, draft.fields[0]
+        message = (
+            f"transform() of {field!r} reads {name!r}, which holds the transform's own "
+            f"node ({draft.node_tag!r}): it would read values that are still being written"
+        )
+        hint = (
+            f"compute it in a field of {display_name(holder.node_class)!r} (outside "
+            f"{name!r}), where it can wait for every element"
+        )
+        diagnostic = draft.transform.command.diagnostic(message, hint=hint)
+        self.inside[(id(draft.transform), 0, 0, key)] = diagnostic
 
     def _below(self, key: FieldKey) -> Iterator[FieldKey]:
         """The fields below a node field (none for a leaf)."""
@@ -381,23 +402,28 @@ class _NeedFinder:
             node = self.registry.get(tag)
             assert node is not None
             keys = self._context_keys(node, names)
+            written = self._behind(key for key in keys if key in self.writers)
             for producer, below in self._behind(keys).items():
                 yield Need(
                     consumer=Consumer(tag, None),
                     producer=producer,
                     weak=True,
                     partial_below=below,
-                    through_commands=producer not in keys,
+                    through_commands=producer in written,
                 )
 
     def _context_keys(self, node: Node, generated: set[str]) -> list[FieldKey]:
-        """The fields a step of ``node`` shows in its context, with what lies below them."""
+        """The fields a step of ``node`` shows in its context, with what lies below them:
+        its known fields, and what split steps fill below the fields its other steps
+        generate (the fields themselves are the declared order's or unseen)."""
         declared, _ = declared_context(self.registry, node)
         if declared is None:
-            shown = [FieldKey(node.tag, f.name) for f in node.fields if f.name not in generated]
+            shown = [FieldKey(node.tag, f.name) for f in node.fields]
         else:
             shown = [key for entry in declared for key in self._path_keys(node, entry.fields)]
-        return [*shown, *(below for key in shown for below in self._below(key))]
+        below = [key for field in shown for key in self._below(field)]
+        own = {FieldKey(node.tag, name) for name in generated}
+        return [key for key in shown if key not in own] + below
 
     def _path_keys(self, start: Node, fields: Iterable[NodeField]) -> Iterator[FieldKey]:
         """The fields a path from ``start`` goes through."""

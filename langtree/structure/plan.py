@@ -208,22 +208,44 @@ def _creations(drafts: list[StepDraft]) -> list[Need]:
 
 def _distinct(needs: list[Need]) -> list[Need]:
     """The first need of each (consumer, producer) pair, element by element only when
-    every need of the pair is, weak only when every need of the pair is, partial only
-    when every need of the pair is alike."""
+    every need of the pair is (a weak need counts: when the pair waits, it waits for
+    what the weak need shows too), weak only when every need of the pair is, partial only
+    when every need of the pair is alike, through commands as the comment says."""
     first: dict[tuple[Consumer, FieldKey], Need] = {}
     for need in needs:
         key = (need.consumer, need.producer)
         kept = first.setdefault(key, need)
-        if need.weak and not kept.weak:
-            continue  # a strong need of the pair says all a weak one would
         if kept.weak and not need.weak:
-            first[key] = need
+            # The strong need decides whether to wait; what both show, how much of it.
+            levels = min(need.element_levels, _shows(kept))
+            partial = need.partial_below if need.partial_below == kept.partial_below else None
+            first[key] = replace(need, element_levels=levels, partial_below=partial)
             continue
-        if need.element_levels < kept.element_levels:
+        if _shows(need) < kept.element_levels:
             kept = first[key] = replace(kept, element_levels=need.element_levels)
         if need.partial_below != kept.partial_below:
-            first[key] = replace(kept, partial_below=None)
+            kept = first[key] = replace(kept, partial_below=None)
+        # What a consumer shows through commands, it shows (weak needs: either one);
+        # it reads a value only through commands when every need of the pair does.
+        through = (
+            kept.through_commands or need.through_commands
+            if kept.weak and need.weak
+            else kept.through_commands and (need.weak or need.through_commands)
+        )
+        if through != kept.through_commands:
+            first[key] = replace(kept, through_commands=through)
     return list(first.values())
+
+
+def _shows(need: Need) -> int:
+    """On how many list levels the consumer's instances need only the producer's with the
+    same indices, for what the need shows. A context shows the consumer's own instance,
+    so it asks no more than the commands that write there: it never narrows them."""
+    context = need.weak and need.variable is None
+    return _ANY_LEVELS if context else need.element_levels
+
+
+_ANY_LEVELS = 1 << 16
 
 
 class _PlanBuilder:
