@@ -43,6 +43,7 @@ __all__ = [
     "copied",
     "elements",
     "fill_defaults",
+    "in_field_order",
     "instance_text",
     "known_defaults",
     "to_plain",
@@ -299,12 +300,7 @@ class RunState:
                     if isinstance(element, dict):
                         fill_defaults(self.registry, child, element, every=True, later=self.split)
         target.update(values)
-        # Steps of one node that run in no set order (a @parallel node's) write in any
-        # order: the values keep the fields' declared order, so that they show the same.
-        ordered = {f.name: target.pop(f.name) for f in node.fields if f.name in target}
-        ordered.update(target)
-        target.clear()
-        target.update(ordered)
+        in_field_order(target, node)
         self.generated.setdefault(address, set()).update(values)
         if self.split:
             self._generated_below(node, address, values)
@@ -334,6 +330,19 @@ class RunState:
                         at = Address(child.tag, indices + inner)
                         self.generated.setdefault(at, set()).update(element)
                     pending.append((child, indices + inner, element))
+
+
+def in_field_order(values: dict[str, object], node: Node) -> None:
+    """Put a node's values in its fields' declared order, in place (any other key last).
+
+    Steps and commands that run in no set order relative to each other (a `@parallel`
+    node's steps, two broadcasts into one element) write a node's fields in any order:
+    kept in declared order, the values show the same in every prompt.
+    """
+    ordered = {f.name: values.pop(f.name) for f in node.fields if f.name in values}
+    ordered.update(values)
+    values.clear()
+    values.update(ordered)
 
 
 def instance_text(registry: NodeRegistry, address: Address) -> str:

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.missing_values import rendered, report_missing, source_text
-from langtree.prompts.state import Address, RunState, copied, elements, instance_text
+from langtree.prompts.state import (
+    Address,
+    RunState,
+    copied,
+    elements,
+    in_field_order,
+    instance_text,
+)
 from langtree.prompts.values import (
     Absent,
     Pending,
@@ -230,6 +237,8 @@ class _Writer:
                 converted = self._convert(value, annotation, place, depth)
                 if converted is not _SKIP:
                     _assign(slot, key, converted)
+                    if isinstance(slot, dict):
+                        in_field_order(slot, self.holder)
             return
         child = _get(slot, key)
         if child is None:
@@ -321,6 +330,7 @@ class _Writer:
             converted = self._convert(value, node_field.annotation, place, 0)
             if converted is not _SKIP:
                 values[node_field.name] = converted
+                in_field_order(values, self.holder)
             return
         current = values.get(node_field.name)
         if current is None and create and not node_field.shape.list_depth:
