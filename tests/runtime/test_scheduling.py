@@ -74,24 +74,25 @@ class TaskNotes(TreeNode):
 
 
 class Events:
-    """A fake model's latency and responder that log when each call starts and ends."""
+    """A fake model that logs when each call starts and ends; calls under ``slow`` yield
+    to the event loop many times before answering, the others once, so the order the
+    calls finish in is set by the test, not by the machine's clock or load."""
 
-    def __init__(self, slow: str, delay: float = 0.2) -> None:
+    def __init__(self, slow: str, yields: int = 200) -> None:
         self.slow = slow
-        self.delay = delay
+        self.yields = yields
         self.log: list[tuple[str, str, tuple[str, ...]]] = []
 
-    def latency(self, request: FakeRequest) -> float:
+    async def responder(self, request: FakeRequest) -> Mapping[str, object]:
         path = request.node_path or ""
         self.log.append(("start", path, request.fields))
-        return self.delay if path.startswith(self.slow) else 0.01
-
-    def responder(self, request: FakeRequest) -> Mapping[str, object]:
-        self.log.append(("end", request.node_path or "", request.fields))
+        for _ in range(self.yields if path.startswith(self.slow) else 1):
+            await asyncio.sleep(0)
+        self.log.append(("end", path, request.fields))
         return {name: f"{name} of {request.node_path}" for name in request.fields}
 
     def model(self) -> FakeChatModel:
-        return FakeChatModel(responder=self.responder, latency=self.latency)
+        return FakeChatModel(responder=self.responder)
 
     def at(self, event: str, path: str, fields: tuple[str, ...] | None = None) -> int:
         """Where the event happened in the log."""
