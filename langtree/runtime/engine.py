@@ -17,9 +17,10 @@ Each instance's messages are assembled (and their tokens counted) once, from the
 known when it starts, exactly as the dry run assembles them. Before the first call the
 dry run's commands are replayed, the root tasks' texts are scanned for missing external
 variables, and required assets and the assets a model cannot read are checked
-(`langtree.runtime.precheck`). A step that
-does not depend on another may start before or after that one finishes, so its context
-can differ from run to run in the values of such unrelated steps.
+(`langtree.runtime.precheck`). A step waits for everything its prompt shows, and
+its prompt leaves out what it does not wait for (`PlanStep.unseen`), so every run sends
+the same prompts whichever call finishes first; ``tests/dataflow`` holds the engine to a
+one-at-a-time reference run over generated trees.
 """
 
 from __future__ import annotations
