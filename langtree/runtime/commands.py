@@ -99,20 +99,26 @@ class CommandTracker(CommandReadiness):
         self.apply_ready(state, config)
 
     def apply_ready(self, state: RunState, config: TypeMappingConfig) -> None:
-        """Carry out every waiting command whose reads are all settled, and lay out the
-        element-wise commands that may start."""
+        """Carry out every waiting command whose reads are all settled."""
         self.carry_out_ready(state, config)
-        for index in self.elements.to_lay_out(self.waiting, self.blockers):
-            self._write_elements(state, index, config, self.elements.known_sources(index))
 
     def finish_instance(
         self, position: int, address: Address, state: RunState, config: TypeMappingConfig
     ) -> None:
-        """Write what an instance's output sends to its own elements, element by element.
+        """Write what an instance's output sends to its own elements, element by element,
+        laying out the element-wise commands it is the first to feed.
+
+        An element-wise command is laid out (its destination elements made, the values no
+        step produces written) only once one of its producing instances has finished, not
+        when the run starts: every step its producers wait for has then finished, and a
+        step that shows the destination without waiting for the command (one its
+        producers wait for) saw it as it stood before the command, in every run.
 
         Raises:
             ExecutionError: A value does not fit its target.
         """
+        for index in self.elements.to_lay_out(self.waiting, self.blockers, fed_by=position):
+            self._write_elements(state, index, config, self.elements.known_sources(index))
         for write in self.elements.fed_by(position, address, self.waiting):
             self._write_elements(state, write.index, config, write.assign, write.instances)
 

@@ -1,8 +1,9 @@
 """Element-wise ``@each`` commands in a run: laid out first, then written element by element.
 
-An element-wise command (see ``langtree.structure.element_flows``) is *laid out* as soon
-as nothing it waits for writes the lists it iterates: every destination element is
-created, and the mappings whose sources no step produces are written. The steps whose
+An element-wise command (see ``langtree.structure.element_flows``) is *laid out* when the
+first instance of a step producing its data finishes, if nothing it waits for writes the
+lists it iterates: every destination element is created, and the mappings whose sources
+no step produces are written. The steps whose
 instances wait for the command's producers element by element (``PlanStep.element_waits``)
 may then open. Each time an instance of a producing step finishes, the mappings it feeds
 are written for its own iterations, before the instances waiting on it may start. When
@@ -105,12 +106,15 @@ class ElementFlows:
         """The laid-out commands the step at ``position`` need not wait for to open."""
         return self._early[position] & self.laid_out
 
-    def to_lay_out(self, waiting: set[int], blockers: Sequence[set[int]]) -> list[int]:
-        """The waiting element-wise commands that may be laid out now (marked laid out):
-        no other waiting command writes what they read."""
+    def to_lay_out(
+        self, waiting: set[int], blockers: Sequence[set[int]], *, fed_by: int
+    ) -> list[int]:
+        """The waiting element-wise commands that the step at ``fed_by`` feeds and that may
+        be laid out now (marked laid out): no other waiting command writes what they
+        read."""
         ready = [
             index
-            for index in sorted(self.levels)
+            for index in self._fed.get(fed_by, ())
             if index in waiting and index not in self.laid_out and not blockers[index] & waiting
         ]
         self.laid_out.update(ready)
