@@ -379,6 +379,8 @@ class _PlanBuilder:
             same_node = consumer.node_tag == producer.node_tag and producer.transform is None
             if same_node and not need.through_commands:
                 continue
+            if self._sibling_family(consumer, producer, strong):
+                continue
             if self._order_conflict(consumer, producer) is not None:
                 continue
             if _waits_for(strong, producer.id, consumer.id):
@@ -386,6 +388,21 @@ class _PlanBuilder:
             self.edges[consumer.id][producer.id] = need
             self._read_partially(consumer, producer, need)
             self._align(consumer, producer, need)
+
+    def _sibling_family(
+        self, consumer: StepDraft, producer: StepDraft, strong: Mapping[str, set[str]]
+    ) -> bool:
+        """Whether ``producer`` is a split step below a field that another step of the
+        consumer's node generates, a step the consumer does not wait for: what the split
+        step fills is part of that field, unseen to the consumer (the same initial
+        context of a ``@parallel`` node)."""
+        creator_id = producer.creator
+        while creator_id is not None:
+            creator = self.producer[creator_id]
+            if creator.node_tag == consumer.node_tag:
+                return creator.id != consumer.id and not _waits_for(strong, consumer.id, creator.id)
+            creator_id = creator.creator
+        return False
 
     def _add_strong(self, needs: list[Need]) -> None:
         for need in needs:

@@ -236,6 +236,20 @@ class Accesses:
             for name in step.fields
         )
 
+    def sibling_family(self, unit: Unit, writer: Unit, after: Mapping[Unit, set[Unit]]) -> bool:
+        """Whether ``writer`` is a split step below a field another model step of the
+        unit's node generates, a step the unit does not come after."""
+        if unit.kind != "step" or writer.kind != "step":
+            return False
+        position = {step.id: index for index, step in enumerate(self.steps)}
+        creator = self.steps[writer.index].creator
+        while creator is not None:
+            maker = Unit("step", position[creator])
+            if self.same_node_models(unit, maker):
+                return maker != unit and not _reaches(after, unit, maker)
+            creator = self.steps[maker.index].creator
+        return False
+
     def same_node_models(self, one: Unit, other: Unit) -> bool:
         """Whether both units are model steps of one node."""
         if one.kind != "step" or other.kind != "step":
@@ -514,6 +528,8 @@ def edges(accesses: Accesses, declared: set[tuple[Unit, Unit]]) -> dict[Unit, se
             for writer in writers.get(key, set()) - {unit}:
                 if accesses.same_node_models(unit, writer):
                     continue  # declared order, or the same initial context (D3)
+                if accesses.sibling_family(unit, writer, strong):
+                    continue  # part of a sibling's field, unseen to it
                 if not _reaches(strong, writer, unit):
                     after[unit].add(writer)
     return after
