@@ -9,7 +9,8 @@ chooses (each call first yields to the event loop a drawn number of times). The 
 checks itself too: with ready units taken in the opposite order it sends the same
 prompts, so its own edges leave no two units whose order matters unordered.
 
-`LANGTREE_REFERENCE_EXAMPLES` sets how many trees (default 100; `.ci/run` runs 1,000);
+`LANGTREE_REFERENCE_EXAMPLES` sets how many trees (default 100; `make test-reference`, which
+`.ci/run` runs, draws 1,500, more than 1,000 of which validate);
 `LANGTREE_REFERENCE_SEED` turns derandomization off and seeds Hypothesis:
 
 ```bash
