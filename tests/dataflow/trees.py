@@ -463,19 +463,10 @@ class _Wiring:
 
     def _all(self) -> None:
         """``@all`` of one leaf field into a field of another task."""
-        candidates = [
-            (spec, f)
-            for spec in self.specs()
-            if not spec.in_list and not spec.whole
-            for f in spec.fields
-            if f.kind == "str"
-        ]
-        if not candidates:
+        found = self._sender()
+        if found is None:
             return
-        owner, leaf = self.drawing.choice(candidates)
-        destination = self._other_task(owner)
-        if destination is None:
-            return
+        owner, leaf, destination = found
         targets = [f for f in destination.fields if f.kind == "str" and f.status == "generated"]
         mappings = []
         if targets and self.drawing.chance(0.7):
@@ -487,6 +478,21 @@ class _Wiring:
             return
         path = f"task.{self.tree.tag(destination).split('.')[1]}"
         self._place(owner, leaf, f"! @all->{path}@{{{{{', '.join(mappings)}}}}}")
+
+    def _sender(self) -> tuple[ClassSpec, FieldSpec, ClassSpec] | None:
+        """A text field of a node in no list, and another task to send it to."""
+        candidates = [
+            (spec, f)
+            for spec in self.specs()
+            if not spec.in_list and not spec.whole
+            for f in spec.fields
+            if f.kind == "str"
+        ]
+        if not candidates:
+            return None
+        owner, leaf = self.drawing.choice(candidates)
+        destination = self._other_task(owner)
+        return None if destination is None else (owner, leaf, destination)
 
     def _all_node(self) -> None:
         """``@all`` of a whole node (``*``) as a context entry or a prompt variable."""
@@ -524,19 +530,10 @@ class _Wiring:
 
     def _broadcast(self) -> None:
         """``@all ... *``: one value to every element of a list of another task."""
-        candidates = [
-            (spec, f)
-            for spec in self.specs()
-            if not spec.in_list and not spec.whole
-            for f in spec.fields
-            if f.kind == "str"
-        ]
-        if not candidates:
+        found = self._sender()
+        if found is None:
             return
-        owner, leaf = self.drawing.choice(candidates)
-        destination = self._other_task(owner)
-        if destination is None:
-            return
+        _, leaf, destination = found
         lists = [
             f
             for f in destination.fields
