@@ -174,7 +174,7 @@ def find_needs(
         *finder.context_needs(),
         *finder.transform_needs(),
     ]
-    return needs, list(finder.inside.values())
+    return needs, list(finder.inside)
 
 
 def path_to(registry: NodeRegistry, node: Node) -> list[Node]:
@@ -199,7 +199,9 @@ class _NeedFinder:
         self.registry = registry
         self.prompt_names = prompt_names
         self.outline = outline
-        self.inside: dict[tuple[int, int, int, FieldKey], Diagnostic] = {}
+        # The values no order can give (a name of a field that holds its reader), as an
+        # ordered set: each text reports once, however many steps show it.
+        self.inside: dict[Diagnostic, None] = {}
         self.uses: dict[tuple[str, str | None], list[_Use]] = {}
         self.drafted: dict[str, set[str]] = defaultdict(set)
         self.modelled: dict[str, set[str]] = defaultdict(set)
@@ -383,8 +385,7 @@ class _NeedFinder:
             f"compute it in a field of {display_name(holder.node_class)!r} (outside "
             f"{name!r}), where it can wait for every element"
         )
-        diagnostic = draft.transform.command.diagnostic(message, hint=hint)
-        self.inside[(id(draft.transform), 0, 0, key)] = diagnostic
+        self.inside[draft.transform.command.diagnostic(message, hint=hint)] = None
 
     def _below(self, key: FieldKey) -> Iterator[FieldKey]:
         """The fields below a node field (none for a leaf)."""
@@ -500,12 +501,8 @@ class _NeedFinder:
                 )
 
     def _inside(self, use: _Use, consumer: Consumer) -> None:
-        """Report a ``{name}`` whose field holds the consumer's node, once per text."""
+        """Report a ``{name}`` whose field holds the consumer's node."""
         placeholder = use.variable.placeholder
-        origin = use.variable.origin
-        key = (id(use.variable.extraction), placeholder.line, placeholder.column, use.field)
-        if key in self.inside or origin is None:
-            return
         name = use.field.field_name
         message = (
             f"{{{placeholder.name}}} shows the value of {name!r} to the steps inside it "
@@ -516,7 +513,7 @@ class _NeedFinder:
             "of a field generated after it, or leave this text out of those steps' "
             "prompts with the 'outline' setting"
         )
-        self.inside[key] = use.variable.diagnostic(message, hint)
+        self.inside[use.variable.diagnostic(message, hint)] = None
 
     def _variable_uses(self, holder: Node, field_name: str | None) -> Iterator[_Use]:
         """Each ``{name}`` of a text that resolves to a field, with what produces it."""
