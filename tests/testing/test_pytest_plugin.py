@@ -5,7 +5,10 @@ The plugin is run as users get it: ``pytester`` runs small test files in a pytes
 of their own, which loads the plugin through its ``pytest11`` entry point.
 """
 
+import subprocess
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 from langchain_core.language_models import BaseChatModel
@@ -360,3 +363,17 @@ def test_validate_and_prompts_take_no_model() -> None:
     structure.validate()
 
     assert prompt_text(structure.prompts()).startswith("<!-- step task.title:title")
+
+
+def test_the_suite_collects_with_the_plugin_turned_off() -> None:
+    root = Path(__file__).resolve().parents[2]
+    options = ["-p", "no:langtree", "--strict-markers", "--co", "-q", "-p", "no:cacheprovider"]
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", *options, str(Path(__file__))],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert collected.returncode == 0, collected.stdout + collected.stderr
