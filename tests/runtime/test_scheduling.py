@@ -74,22 +74,47 @@ class TaskNotes(TreeNode):
 
 
 class Events:
-    """A fake model that logs when each call starts and ends; calls under ``slow`` yield
-    to the event loop many times before answering, the others once, so the order the
-    calls finish in is set by the test, not by the machine's clock or load."""
+    """A fake model that logs when each call starts and ends.
 
-    def __init__(self, slow: str, yields: int = 200) -> None:
+    Calls under ``slow`` answer last: they wait until every call in ``until`` (node path
+    and fields) has started, or, without ``until``, yield to the event loop many times
+    first. A test that asserts a call starts while a slow one is in flight names it in
+    ``until``: the slow call finishes only once it has started, so the run ends (instead
+    of timing out) only if the engine starts it first. The order is set by the test,
+    never by the machine's clock or load.
+    """
+
+    def __init__(
+        self, slow: str, until: tuple[tuple[str, tuple[str, ...]], ...] = (), yields: int = 200
+    ) -> None:
         self.slow = slow
+        self.until = set(until)
         self.yields = yields
         self.log: list[tuple[str, str, tuple[str, ...]]] = []
+        self.released: asyncio.Event | None = None
 
     async def responder(self, request: FakeRequest) -> Mapping[str, object]:
         path = request.node_path or ""
+        if self.released is None:
+            self.released = asyncio.Event()
         self.log.append(("start", path, request.fields))
-        for _ in range(self.yields if path.startswith(self.slow) else 1):
+        self.until.discard((path, request.fields))
+        if not self.until:
+            self.released.set()
+        if path.startswith(self.slow):
+            await self._slow()
+        else:
             await asyncio.sleep(0)
         self.log.append(("end", path, request.fields))
         return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+    async def _slow(self) -> None:
+        assert self.released is not None
+        if self.until:
+            await self.released.wait()
+            return
+        for _ in range(self.yields):
+            await asyncio.sleep(0)
 
     def model(self) -> FakeChatModel:
         return FakeChatModel(responder=self.responder)
@@ -134,7 +159,9 @@ SECTION = "task.report.sections[{}]"
 
 
 def test_a_section_summary_starts_before_another_sections_paragraphs_finish() -> None:
-    events = Events(slow=SECTION.format(0) + ".paragraphs")
+    events = Events(
+        slow=SECTION.format(0) + ".paragraphs", until=((SECTION.format(1), ("summary",)),)
+    )
 
     run(events.model(), {TaskReport: report(2, 2)}, TaskReport, TaskDigest)
 
@@ -169,7 +196,7 @@ def test_a_cross_task_each_waits_for_every_section() -> None:
 
 
 def test_sequential_steps_wait_per_element() -> None:
-    events = Events(slow="task.notes.notes[0]")
+    events = Events(slow="task.notes.notes[0]", until=(("task.notes.notes[1]", ("final",)),))
 
     result = run(
         events.model(), {TaskNotes: {"notes": [{"topic": "a"}, {"topic": "b"}]}}, TaskNotes
@@ -392,7 +419,8 @@ def test_an_element_wise_each_is_planned_element_by_element() -> None:
 
 
 def test_a_destination_element_waits_only_for_its_own_source_element() -> None:
-    events = Events(slow=CHAPTER.format(1))
+    reviews = tuple((REVIEW.format(index), ("review",)) for index in (0, 2))
+    events = Events(slow=CHAPTER.format(1), until=reviews)
 
     result = run(events.model(), BOOK, TaskBook, TaskReviews)
 
