@@ -16,11 +16,13 @@ from langtree import (
     LLMProvider,
     ModelConfig,
     RetryPolicy,
+    RunLimitError,
     RunStructure,
     StepFailedError,
     StructureError,
     TreeNode,
 )
+from langtree.runtime.failure import deadline_keeper
 from langtree.testing import FakeChatModel, FakeRequest
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -506,3 +508,30 @@ def test_wrong_asset_settings_are_refused(options: dict[str, object], message: s
     with pytest.raises(StructureError) as refused:
         RunStructure(options)
     assert [d.message for d in refused.value.diagnostics] == [message]
+
+
+def test_reading_stops_at_the_runs_deadline() -> None:
+    now = [100.0]
+    keep_time = deadline_keeper(2.0, started=100.0, clock=lambda: now[0])
+
+    keep_time()
+    now[0] = 102.5
+    with pytest.raises(RunLimitError) as caught:
+        keep_time()
+
+    assert (caught.value.limit, caught.value.allowed, caught.value.used) == ("deadline", 2.0, 2.5)
+
+
+def test_a_run_checks_its_deadline_while_it_reads_a_file(photos: Path) -> None:
+    model = FakeChatModel()
+    structure = structure_with(model, {"asset_folders": [photos]})
+
+    # A nanosecond has passed by the time the first prompt reads its file: the read
+    # raises the deadline's error itself, before asyncio's timeout could at an await.
+    with pytest.raises(RunLimitError) as caught:
+        structure.run({TaskCaption: {"photo": str(photos / "kettle.png")}}, deadline=1e-9)
+
+    assert caught.value.limit == "deadline"
+    assert caught.value.__cause__ is None
+    assert caught.value.result is not None
+    assert model.calls == []
