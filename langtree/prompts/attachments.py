@@ -10,7 +10,8 @@ The blocks are langchain-core's (1.x) multimodal blocks: ``{"type": "image", "ur
 or ``{"type": "image", "base64": ..., "mime_type": ...}``; ``video`` and ``audio`` alike;
 a document is a ``{"type": "file", ...}`` block whose title is its ``extras`` file name.
 A path is read when the prompt is assembled, under the run's rules for local files
-(`langtree.prompts.asset_files`).
+(`langtree.prompts.asset_files`). A run's trace keeps the messages without the assets'
+bytes (`without_asset_bytes()`): each block names its asset by its placeholder instead.
 
 Token counts add an estimate per asset (`ASSET_TOKENS`), since how a provider
 counts an image or a page depends on its resolution, which LangTree does not read.
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
@@ -53,8 +55,10 @@ __all__ = [
     "content_blocks",
     "lacked_input",
     "lacked_inputs",
+    "placeholder",
     "unsupported_assets",
     "with_assets",
+    "without_asset_bytes",
 ]
 
 ASSET_TOKENS: Mapping[AssetKind, int] = {"image": 85, "document": 258, "audio": 258, "video": 258}
@@ -101,9 +105,18 @@ class AssetCollector:
     def _placeholder(self, asset: Asset) -> str:
         if asset not in self.assets:
             self.assets.append(asset)
-        number = self.assets.index(asset) + 1
-        title = f": {asset.title}" if asset.title else ""
-        return f"[{asset.kind} {number}{title}]"
+        return placeholder(asset, self.assets.index(asset) + 1)
+
+
+def placeholder(asset: Asset, number: int) -> str:
+    """What a prompt's text shows in place of its asset ``number``.
+
+    Examples:
+        >>> placeholder(Asset(url="https://example.com/a.png", title="Front"), 2)
+        '[image 2: Front]'
+    """
+    title = f": {asset.title}" if asset.title else ""
+    return f"[{asset.kind} {number}{title}]"
 
 
 def _may_hold_asset(value: object) -> bool:
@@ -180,6 +193,46 @@ def _block(asset: Asset, read_file: Callable[[Asset], bytes]) -> dict[str, Any]:
     if asset.kind == "document" and asset.title:
         block["extras"] = {"filename": asset.title}
     return block
+
+
+def without_asset_bytes(
+    messages: tuple[BaseMessage, ...], assets: Sequence[Asset]
+) -> tuple[BaseMessage, ...]:
+    """The messages as a run's trace keeps them: each asset's block without its bytes
+    (``base64``), naming the asset by its placeholder in ``extras`` instead.
+
+    The caller holds the asset already (or its file does): a second copy, a third
+    larger in base64, would stay with every trace record of the run.
+
+    Args:
+        messages: The messages sent, whose asset blocks follow `content_blocks()`.
+        assets: The prompt's assets, in the order of their blocks.
+    """
+    return tuple(_without_bytes(message, assets) for message in messages)
+
+
+def _without_bytes(message: BaseMessage, assets: Sequence[Asset]) -> BaseMessage:
+    content = message.content
+    if isinstance(content, str) or not any(_holds_bytes(block) for block in content):
+        return message
+    numbered = iter(enumerate(assets, start=1))
+    kept: list[str | dict[Any, Any]] = []
+    for block in content:
+        # Blocks other than text are the assets' blocks, one per asset, in number order.
+        if not isinstance(block, dict) or block.get("type") == "text":
+            kept.append(block)
+            continue
+        number, asset = next(numbered)
+        if not _holds_bytes(block):
+            kept.append(block)
+            continue
+        extras = {**block.get("extras", {}), "asset": placeholder(asset, number)}
+        kept.append({**{k: v for k, v in block.items() if k != "base64"}, "extras": extras})
+    return message.model_copy(update={"content": kept})
+
+
+def _holds_bytes(block: object) -> bool:
+    return isinstance(block, dict) and "base64" in block
 
 
 def asset_tokens(assets: list[Asset] | tuple[Asset, ...]) -> int:

@@ -4,6 +4,7 @@ LangTree's error, not retried."""
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -461,6 +462,40 @@ def test_a_url_needs_no_folder() -> None:
     run_with(model).run({TaskCaption: {"photo": "https://e.com/a.png"}})
     [request] = model.calls
     assert request.messages[1].content[1]["url"] == "https://e.com/a.png"
+
+
+def test_the_trace_keeps_no_copy_of_an_assets_bytes(photos: Path) -> None:
+    class TaskManual(TreeNode):
+        """Summarise the manual of the product in the photo."""
+
+        photo: Asset = Field(description="The product photo.")
+        manual: Asset = Field(description="Its manual.")
+        summary: str = Field(description="Three sentences.")
+
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskManual)
+    photo = Asset(data=PNG * 100, media_type="image/png", title="Front")
+    manual = Asset(path=photos / "kettle.png", media_type="application/pdf", title="Manual")
+
+    result = structure.run({TaskManual: {"photo": photo, "manual": manual}}, asset_folders=[photos])
+
+    [record] = result.trace
+    [request] = model.calls
+    assert record.messages[1].content[1:] == [
+        {"type": "image", "mime_type": "image/png", "extras": {"asset": "[image 1: Front]"}},
+        {
+            "type": "file",
+            "mime_type": "application/pdf",
+            "extras": {"filename": "Manual", "asset": "[document 2: Manual]"},
+        },
+    ]
+    assert record.messages[1].content[0] == request.messages[1].content[0]
+    assert [block["base64"] for block in request.messages[1].content[1:]] == [
+        base64.b64encode(PNG * 100).decode(),
+        base64.b64encode(PNG).decode(),
+    ]
+    assert result[TaskManual].photo.data == PNG * 100  # the caller's own copy
 
 
 def test_a_dataset_row_with_a_refused_path_fails_alone_before_its_calls(photos: Path) -> None:
