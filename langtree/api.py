@@ -64,8 +64,9 @@ class RunStructure(TreeStructure):
             "default_modifier": "parallel", "call_timeout": 60}``), a
             ``TypeMappingConfig``, or ``None``. The run settings (``max_concurrency``,
             ``max_retries``, ``retry``, ``call_timeout``, ``deadline``,
-            ``usage_limits``) are the defaults of every run, which ``run(...)`` may
-            override.
+            ``usage_limits``, ``asset_folders``, ``max_asset_bytes``, ...) are the
+            defaults of every run, which ``run(...)`` may override; `prompts()` reads
+            assets' files under the structure's own.
         provider: The models that ``llm(...)`` may name; when given, unknown keys are
             reported by `validate()`.
 
@@ -206,9 +207,18 @@ class RunStructure(TreeStructure):
         )
 
     def _prompt_setup(
-        self, inputs: Mapping[object, object], variables: Mapping[str, object]
+        self,
+        inputs: Mapping[object, object],
+        variables: Mapping[str, object],
+        settings: RunSettings | None = None,
     ) -> PromptSetup:
         """The tasks planned for checked inputs, with what their prompts show.
+
+        Args:
+            inputs: The caller's values.
+            variables: The external variables.
+            settings: The run's settings, for the files assets come from (``None``: the
+                structure's).
 
         Raises:
             StructureError: The tasks do not validate with these inputs.
@@ -223,6 +233,7 @@ class RunStructure(TreeStructure):
             config=self.config.type_mapping,
             model_names=self._model_names(),
             shape=self.config.shape,
+            asset_files=(settings or self.settings).asset_files,
         )
 
     def _budgeted(self, prompt: StepPrompt) -> StepPrompt:
@@ -289,7 +300,8 @@ class RunStructure(TreeStructure):
                 ``max_retries`` (how many times invalid output is asked for again,
                 default 2), ``retry`` (a ``RetryPolicy`` for transient failures),
                 ``call_timeout`` and ``deadline`` (seconds), ``usage_limits`` (a
-                ``UsageLimits``).
+                ``UsageLimits``), ``asset_folders`` (the folders assets' local files may
+                be read from; none by default) and ``max_asset_bytes`` (default 20 MiB).
 
         Returns:
             Each task's instance (``result[TaskClass]``), the trace of every call, and
@@ -300,8 +312,9 @@ class RunStructure(TreeStructure):
                 `plan()`), or a model key is not in the provider.
             ExecutionError: No provider, an unknown or wrong setting, ``variables`` not
                 a mapping of names, ``config`` not a mapping, missing external
-                variables, mapped data that does not fit, a transform that fails, or
-                values that do not validate after the run. Raised once the run has
+                variables, an asset's file that may not be read, mapped data that does
+                not fit, a transform that fails, or values that do not validate after
+                the run. Raised once the run has
                 started, it holds what had finished in ``error.result``.
             StepFailedError: A step instance got no usable output.
             RunLimitError: The deadline or a usage limit was reached.
@@ -395,7 +408,7 @@ class RunStructure(TreeStructure):
         settings: RunSettings,
     ) -> RunSetup:
         return RunSetup(
-            prompts=self._prompt_setup(inputs, variables),
+            prompts=self._prompt_setup(inputs, variables, settings),
             tasks=self.tasks,
             settings=settings,
             on_error=self.config.on_error,

@@ -56,8 +56,8 @@ RUN_HINT = (
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
 SETTINGS = (
-    "'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', 'max_concurrency', "
-    "'max_retries', 'rate_limit', 'retry', 'usage_limits'"
+    "'asset_folders', 'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', "
+    "'max_asset_bytes', 'max_concurrency', 'max_retries', 'rate_limit', 'retry', 'usage_limits'"
 )
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"

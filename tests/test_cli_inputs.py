@@ -205,3 +205,36 @@ def test_a_field_marked_input_is_never_invented(capsys: pytest.CaptureFixture[st
         "  - TaskRateReview.review: str\n"
         '  hint: pass them with --input FILE.json, e.g. {"TaskRateReview": {"review": "..."}}\n'
     )
+
+
+def test_a_path_in_an_input_file_is_read_only_from_the_folders_config_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write(tmp_path, "shop.py", SHOP)
+    photos = tmp_path.resolve() / "photos"
+    photos.mkdir()
+    (photos / "kettle.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    photo = str(photos / "kettle.png")
+    inputs = tmp_path / "kettle.json"
+    inputs.write_text(json.dumps({"TaskDescribeProduct": {"photo": photo, "back": None}}))
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"asset_folders": [str(photos)]}))
+
+    status, out, err = run(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: The asset file {photo!r} of 'TaskCaption.photo' is "
+        "not in a folder that asset_folders names (it names none)\n"
+        "  hint: LangTree reads local files only from the folders a run names: "
+        "RunStructure({'asset_folders': ['<folder>']}) or run(..., asset_folders=[...]) "
+        '("asset_folders" in a --config file for the command line); or give the asset as a '
+        "URL, bytes or a data: URI\n"
+    )
+
+    status, out, err = run(
+        capsys, "run", str(tree), "--input", str(inputs), "--model", "fake", "--config", str(config)
+    )
+
+    assert status == 0
+    assert json.loads(out)["TaskCaption"]["photo"]["path"] == photo

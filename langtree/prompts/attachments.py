@@ -9,27 +9,32 @@ its number and is sent once. Its bytes never enter the text.
 The blocks are langchain-core's (1.x) multimodal blocks: ``{"type": "image", "url": ...}``
 or ``{"type": "image", "base64": ..., "mime_type": ...}``; ``video`` and ``audio`` alike;
 a document is a ``{"type": "file", ...}`` block whose title is its ``extras`` file name.
-A path is read when the prompt is assembled.
+A path is read when the prompt is assembled, under the run's rules for local files
+(`langtree.prompts.asset_files`). A run's trace keeps the messages without the assets'
+bytes (`without_asset_bytes()`): each block names its asset by its placeholder instead.
 
 Token counts add an estimate per asset (`ASSET_TOKENS`), since how a provider
 counts an image or a page depends on its resolution, which LangTree does not read.
 
 Before any call, a run checks what the caller must give: every required asset field of
-every node instance has a value (`check_given_assets()`), and, through a model's
-profile, which kinds the model reads (`lacked_input()`). Errors name an asset by the
-field it was given in (`AssetSources`), e.g. ``'TaskDescribe.photo'``.
+every node instance has a value (`check_given_assets()`), every local file it names may
+be read (`check_asset_files()`), and, through a model's profile, which kinds the model
+reads (`lacked_input()`). Errors name an asset by the field it was given in
+(`AssetSources`), e.g. ``'TaskDescribe.photo'``.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
+from langtree.prompts.asset_files import AssetFiles, refused_files_error
 from langtree.prompts.given_inputs import listed, missing_given
 from langtree.prompts.state import RunState
 from langtree.prompts.values import rebuild
@@ -45,12 +50,15 @@ __all__ = [
     "AssetSource",
     "AssetSources",
     "asset_tokens",
+    "check_asset_files",
     "check_given_assets",
     "content_blocks",
     "lacked_input",
     "lacked_inputs",
+    "placeholder",
     "unsupported_assets",
     "with_assets",
+    "without_asset_bytes",
 ]
 
 ASSET_TOKENS: Mapping[AssetKind, int] = {"image": 85, "document": 258, "audio": 258, "video": 258}
@@ -97,9 +105,18 @@ class AssetCollector:
     def _placeholder(self, asset: Asset) -> str:
         if asset not in self.assets:
             self.assets.append(asset)
-        number = self.assets.index(asset) + 1
-        title = f": {asset.title}" if asset.title else ""
-        return f"[{asset.kind} {number}{title}]"
+        return placeholder(asset, self.assets.index(asset) + 1)
+
+
+def placeholder(asset: Asset, number: int) -> str:
+    """What a prompt's text shows in place of its asset ``number``.
+
+    Examples:
+        >>> placeholder(Asset(url="https://example.com/a.png", title="Front"), 2)
+        '[image 2: Front]'
+    """
+    title = f": {asset.title}" if asset.title else ""
+    return f"[{asset.kind} {number}{title}]"
 
 
 def _may_hold_asset(value: object) -> bool:
@@ -147,42 +164,75 @@ def _defaults_to_none(node: Node, name: str) -> bool:
     return not info.is_required() and info.default_factory is None and info.default is None
 
 
-def content_blocks(assets: list[Asset] | tuple[Asset, ...]) -> list[dict[str, Any]]:
+def content_blocks(
+    assets: Sequence[Asset], read_file: Callable[[Asset], bytes]
+) -> list[dict[str, Any]]:
     """One LangChain standard content block per asset, in order.
 
+    Args:
+        assets: The prompt's assets, in the order of their numbers.
+        read_file: The bytes of an asset given by its path (see `AssetFiles`).
+
     Raises:
-        ExecutionError: A path cannot be read.
+        ExecutionError: A path cannot be read (``read_file`` raises it).
 
     Examples:
-        >>> content_blocks([Asset(url="https://example.com/a.png")])
+        >>> content_blocks([Asset(url="https://example.com/a.png")], read_file=lambda _: b"")
         [{'type': 'image', 'mime_type': 'image/png', 'url': 'https://example.com/a.png'}]
     """
-    return [_block(asset) for asset in assets]
+    return [_block(asset, read_file) for asset in assets]
 
 
-def _block(asset: Asset) -> dict[str, Any]:
+def _block(asset: Asset, read_file: Callable[[Asset], bytes]) -> dict[str, Any]:
     block: dict[str, Any] = {"type": _BLOCK_TYPES[asset.kind], "mime_type": asset.media_type}
     if asset.url is not None:
         block["url"] = asset.url
     else:
-        block["base64"] = base64.b64encode(_bytes(asset)).decode("ascii")
+        data = asset.data if asset.data is not None else read_file(asset)
+        block["base64"] = base64.b64encode(data).decode("ascii")
     if asset.kind == "document" and asset.title:
         block["extras"] = {"filename": asset.title}
     return block
 
 
-def _bytes(asset: Asset) -> bytes:
-    if asset.data is not None:
-        return asset.data
-    assert asset.path is not None, "an asset has a url, a path or data"
-    try:
-        return asset.path.read_bytes()
-    except OSError as error:
-        raise ExecutionError(
-            f"Cannot read the asset {str(asset.path)!r}: {error.strerror or error}\n"
-            "  hint: paths are read when the prompt is assembled, relative to the "
-            "working directory"
-        ) from None
+def without_asset_bytes(
+    messages: tuple[BaseMessage, ...], assets: Sequence[Asset]
+) -> tuple[BaseMessage, ...]:
+    """The messages as a run's trace keeps them: each asset's block without its bytes
+    (``base64``), naming the asset by its placeholder in ``extras`` instead.
+
+    The caller holds the asset already (or its file does): a second copy, a third
+    larger in base64, would stay with every trace record of the run.
+
+    Args:
+        messages: The messages sent, whose asset blocks follow `content_blocks()`.
+        assets: The prompt's assets, in the order of their blocks.
+    """
+    return tuple(_without_bytes(message, assets) for message in messages)
+
+
+def _without_bytes(message: BaseMessage, assets: Sequence[Asset]) -> BaseMessage:
+    content = message.content
+    if isinstance(content, str) or not any(_holds_bytes(block) for block in content):
+        return message
+    numbered = iter(enumerate(assets, start=1))
+    kept: list[str | dict[Any, Any]] = []
+    for block in content:
+        # Blocks other than text are the assets' blocks, one per asset, in number order.
+        if not isinstance(block, dict) or block.get("type") == "text":
+            kept.append(block)
+            continue
+        number, asset = next(numbered)
+        if not _holds_bytes(block):
+            kept.append(block)
+            continue
+        extras = {**block.get("extras", {}), "asset": placeholder(asset, number)}
+        kept.append({**{k: v for k, v in block.items() if k != "base64"}, "extras": extras})
+    return message.model_copy(update={"content": kept})
+
+
+def _holds_bytes(block: object) -> bool:
+    return isinstance(block, dict) and "base64" in block
 
 
 def asset_tokens(assets: list[Asset] | tuple[Asset, ...]) -> int:
@@ -293,6 +343,10 @@ class AssetSources:
         for asset in _assets_in(value):
             self._sources.setdefault(asset, source)
 
+    def __iter__(self) -> Iterator[tuple[Asset, AssetSource]]:
+        """Each asset with where it stands first, in the order they were found."""
+        return iter(self._sources.items())
+
     def of(self, asset: Asset) -> AssetSource:
         """Where ``asset`` was given; one that no field or variable holds (a value of a
         field typed ``Any``, say) is named by its title, URL, path or media type."""
@@ -333,3 +387,26 @@ def check_given_assets(registry: NodeRegistry, state: RunState) -> None:
         "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or "
         f"make the field optional with a default of None ({name}: Asset | None = None)"
     )
+
+
+# -- local files -------------------------------------------------------------------------------
+
+
+def check_asset_files(sources: AssetSources, files: AssetFiles) -> None:
+    """Raise when a local file that an asset of the run names would not be read.
+
+    Each file is opened and its type and size checked, none read (see `AssetFiles`),
+    so that a path outside the named folders, a device, a pipe or a file over the size
+    cap stops the run before its first call rather than at the step that shows it.
+
+    Raises:
+        ExecutionError: Naming every such file and where its asset was given.
+    """
+    refusals = [
+        refusal
+        for asset, source in sources
+        if asset.path is not None
+        and (refusal := files.refusal(asset.path, source.label)) is not None
+    ]
+    if refusals:
+        raise refused_files_error(refusals)

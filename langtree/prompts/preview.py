@@ -8,14 +8,15 @@ a model can produce appear as ``[pending: produced by step ...]``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langtree.display import code, fenced
 from langtree.errors import ExecutionError
 from langtree.prompts.assembly import StepDocument, assemble
+from langtree.prompts.asset_files import AssetFiles
 from langtree.prompts.attachments import (
     AssetSource,
     AssetSources,
@@ -161,6 +162,7 @@ class PromptSetup:
         config: How mapped values convert.
         shape: Which texts of the classes the prompts carry.
         model_names: For each model key, the model's name for token counting.
+        asset_files: Where assets' local files may be read from, and how much of each.
     """
 
     registry: NodeRegistry
@@ -172,6 +174,7 @@ class PromptSetup:
     config: TypeMappingConfig
     model_names: Mapping[str | None, str | None]
     shape: PromptShape
+    asset_files: AssetFiles = field(default_factory=AssetFiles)
 
     def known(self) -> KnownFields:
         """The known fields by node tag (DESIGN D2): given, defaulted or mapped."""
@@ -206,6 +209,7 @@ class PromptSetup:
             },
             readers=entry_readers(self.registry, flows, prompted_fields(self.plan.steps)),
             shape=self.shape,
+            asset_files=self.asset_files,
         )
 
 
@@ -234,6 +238,10 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
 class PromptBuilder:
     """Assembles and renders the prompt of one step instance.
 
+    Attributes:
+        keep_time: Called before each chunk of an asset's file is read; a run sets it
+            to stop the read at the run's deadline (``None``: no deadline).
+
     Raises:
         ExecutionError: An external variable holds a lone surrogate, which no prompt
             can carry (see `check_unicode()`).
@@ -252,6 +260,7 @@ class PromptBuilder:
         contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
         readers: EntryReaders | None = None,
         shape: PromptShape,
+        asset_files: AssetFiles | None = None,
     ) -> None:
         for name, value in variables.items():
             check_unicode(value, name, subject="The external variable")
@@ -271,6 +280,8 @@ class PromptBuilder:
         self.contexts = contexts or {}
         self.readers = readers or EntryReaders()
         self.shape = shape
+        self.asset_files = asset_files or AssetFiles()
+        self.keep_time: Callable[[], None] | None = None
         self.missing: dict[str, set[str]] = {}
         self._sources: AssetSources | None = None
 
@@ -296,6 +307,16 @@ class PromptBuilder:
             self._sources = AssetSources(self.state.registry, self.state, self.variables)
         return self._sources.of(asset)
 
+    def read_file(self, asset: Asset) -> bytes:
+        """The bytes of an asset given by its path.
+
+        Raises:
+            ExecutionError: The file is refused or cannot be read (see `AssetFiles`).
+        """
+        assert asset.path is not None, "only an asset given by its path is read"
+        where = self.asset_source(asset).label
+        return self.asset_files.read(asset.path, where, self.keep_time)
+
     def build(self, step: PlanStep, address: Address) -> StepPrompt:
         registry = self.state.registry
         document = self.document(step, address)
@@ -315,7 +336,7 @@ class PromptBuilder:
             }
         )
         if document.assets:
-            messages = _with_blocks(messages, document.assets)
+            messages = _with_blocks(messages, document.assets, self.read_file)
         text = "\n\n".join(message.text for message in messages)
         model_name = self.model_names.get(step.model, step.model)
         return StepPrompt(
@@ -352,12 +373,14 @@ class PromptBuilder:
 
 
 def _with_blocks(
-    messages: tuple[BaseMessage, ...], assets: tuple[Asset, ...]
+    messages: tuple[BaseMessage, ...],
+    assets: tuple[Asset, ...],
+    read_file: Callable[[Asset], bytes],
 ) -> tuple[BaseMessage, ...]:
     """The messages with the assets' content blocks after the last human message's text."""
     at = max(i for i, message in enumerate(messages) if isinstance(message, HumanMessage))
     human = messages[at]
-    content = [{"type": "text", "text": human.text}, *content_blocks(assets)]
+    content = [{"type": "text", "text": human.text}, *content_blocks(assets, read_file)]
     updated = human.model_copy(update={"content": content})
     return (*messages[:at], updated, *messages[at + 1 :])
 

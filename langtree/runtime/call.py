@@ -48,7 +48,7 @@ from langchain_core.runnables.utils import coro_with_context
 from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
-from langtree.prompts.attachments import unsupported_assets
+from langtree.prompts.attachments import unsupported_assets, without_asset_bytes
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
 from langtree.runtime.call_key import call_key
@@ -202,7 +202,7 @@ class _Call:
             model=model,
             attempt=self.attempt,
             sample=self.sample,
-            messages=self.messages,
+            messages=without_asset_bytes(self.messages, self.prompt.assets),
             prompt_tokens=self.prompt.tokens,
             usage=usage,
             latency=latency,

@@ -42,7 +42,7 @@ from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated
 from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
 from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
-from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.failure import RunLimitError, StepFailedError, deadline_keeper
 from langtree.runtime.instances import Schedule, StepInstance
 from langtree.runtime.json_view import fields_view, json_view, roots_view
 from langtree.runtime.known_parts import KnownParts
@@ -300,6 +300,7 @@ class _Run:
             await self.all_steps()
             return
         started = time.monotonic()
+        self.builder.keep_time = deadline_keeper(deadline, started=started)
         try:
             async with asyncio.timeout(deadline) as scope:
                 await self.all_steps()

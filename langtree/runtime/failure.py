@@ -16,7 +16,8 @@ KeyboardInterrupt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from langtree.errors import ExecutionError
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from langtree.runtime.provenance import ProvenanceRecord
     from langtree.runtime.result import RunResult
 
-__all__ = ["RunInterrupted", "RunLimitError", "StepFailedError"]
+__all__ = ["RunInterrupted", "RunLimitError", "StepFailedError", "deadline_keeper"]
 
 Limit = UsageFigure | Literal["deadline"]
 
@@ -162,6 +163,27 @@ class RunLimitError(ExecutionError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def deadline_keeper(
+    allowed: float, *, started: float, clock: Callable[[], float] = time.monotonic
+) -> Callable[[], None]:
+    """A check that raises once the run's deadline has passed: for the work the event
+    loop cannot interrupt, such as reading an asset's file, which calls it between
+    chunks (``asyncio.timeout`` only stops a run at an ``await``).
+
+    Args:
+        allowed: The deadline, in seconds.
+        started: When the run started, on ``clock``.
+        clock: Seconds on a monotonic clock (tests pass a fake one).
+    """
+
+    def keep_time() -> None:
+        used = clock() - started
+        if used >= allowed:
+            raise RunLimitError(limit="deadline", allowed=allowed, used=used)
+
+    return keep_time
 
 
 class RunInterrupted(KeyboardInterrupt):

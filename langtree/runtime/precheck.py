@@ -20,6 +20,10 @@ instance that the dry run would show is marked as pending. Along the way:
   model assemble nothing here.
 - **Required assets.** Once the walk is done, every known node instance has a value for
   each required asset field (`check_given_assets()`).
+- **Assets' files.** Every local file that an asset of the inputs, the variables or a
+  command carried out names is opened, and its folder, type and size checked, none
+  read (`check_asset_files()`): a path the run may not read stops it here, not at the
+  step that would send it.
 
 ``RunStructure.validate()`` runs the second check alone (`check_asset_support()`),
 with the models the provider holds already built: a model given as a factory is built,
@@ -38,6 +42,8 @@ from langtree.errors import Diagnostic, StructureError
 from langtree.prompts.attachments import (
     AssetCollector,
     AssetSource,
+    AssetSources,
+    check_asset_files,
     check_given_assets,
     lacked_input,
     lacked_inputs,
@@ -83,8 +89,8 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
         provider: The models; those of the steps that may send assets are built here.
 
     Raises:
-        ExecutionError: External variables or required assets are missing, or a
-            command's data does not fit (see `apply_flow()`).
+        ExecutionError: External variables or required assets are missing, an asset's
+            file may not be read, or a command's data does not fit (see `apply_flow()`).
         StructureError: A step would send a model an asset of a kind its profile says it
             lacks, or a step's model key is not in the provider.
     """
@@ -102,6 +108,7 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
     builder.check_missing()
     check_given_assets(setup.registry, state)
     check_given_inputs(setup.registry, state)
+    check_asset_files(AssetSources(setup.registry, state, setup.variables), setup.asset_files)
     if support is not None:
         support.raise_refused()
 

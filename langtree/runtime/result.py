@@ -45,7 +45,9 @@ class TraceRecord:
         attempt: 1 for the first call of the instance, 2 for the first retry, ...
         sample: Which of a resampled step's samples the call belongs to (1 to n; 1 when
             the step does not resample).
-        messages: The messages sent (a retry adds one human message with the feedback).
+        messages: The messages sent (a retry adds one human message with the feedback),
+            each asset's block without its bytes: ``extras["asset"]`` names it by its
+            placeholder (``[image 1: Front]``; see ``without_asset_bytes``).
         prompt_tokens: The tokens of the step's prompt, as the prompt stage counts them
             (`token_count`), counted when first read.
         usage: The provider's ``usage_metadata`` of the reply, when it reports one.

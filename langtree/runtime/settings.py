@@ -1,4 +1,4 @@
-"""A run's settings: concurrency, retries, timeouts and limits.
+"""A run's settings: concurrency, retries, timeouts, limits, and the files assets come from.
 
 They come from three places, the later winning: the structure's config
 (``RunStructure({"call_timeout": 60, "retry": {"max_retries": 8}})``), the arguments of
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError, StructureError, problems_error
+from langtree.prompts.asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
 from langtree.runtime.cache import CacheSetting, cache_problems
 from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.retry import RetryPolicy
@@ -56,6 +57,10 @@ class RunSettings:
         rate_limit: The pace of the model calls, in requests and tokens per minute
             for each model key (``None``: as fast as ``max_concurrency`` allows; see
             ``langtree.runtime.rate_limit``).
+        asset_folders: The folders an asset's local file may be read from (relative
+            ones to the working directory); none by default, so that no path is read
+            (see ``langtree.prompts.asset_files``).
+        max_asset_bytes: The largest asset file read (20 MiB by default).
     """
 
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
@@ -68,6 +73,13 @@ class RunSettings:
     journal_max_age: float | None = None
     cache: CacheSetting | Literal[False] | None = None
     rate_limit: RateLimiter | None = None
+    asset_folders: Sequence[str | os.PathLike[str]] = ()
+    max_asset_bytes: int = DEFAULT_MAX_ASSET_BYTES
+
+    @property
+    def asset_files(self) -> AssetFiles:
+        """Where the run reads assets' files from, and how much of each."""
+        return AssetFiles(folders=tuple(self.asset_folders), max_bytes=self.max_asset_bytes)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> tuple[RunSettings, list[str]]:
@@ -137,6 +149,7 @@ class RunSettings:
         if self.cache is not None and self.cache is not False:
             yield from cache_problems(self.cache)
         yield from _rate_limit_problems(self.rate_limit)
+        yield from _asset_problems(self.asset_folders, self.max_asset_bytes)
         yield from (f"retry: {problem}" for problem in self.retry.problems())
         yield from (f"usage_limits: {problem}" for problem in self.usage_limits.problems())
 
@@ -169,6 +182,16 @@ def _rate_limit_problems(limit: object) -> Iterator[str]:
         yield (f"rate_limit must be a RateLimit (or another RateLimiter) or None, got {limit!r}")
     elif isinstance(limit, RateLimit):
         yield from (f"rate_limit: {problem}" for problem in limit.problems())
+
+
+def _asset_problems(folders: object, max_bytes: int) -> Iterator[str]:
+    # A single str is a sequence too, of one-letter folders: refuse it rather than read it so.
+    if isinstance(folders, str | bytes) or not (
+        isinstance(folders, Sequence) and all(isinstance(f, str | os.PathLike) for f in folders)
+    ):
+        yield f"asset_folders must be a list of folders (str or Path), got {folders!r}"
+    if not _whole(max_bytes) or max_bytes < 1:
+        yield f"max_asset_bytes must be a whole number of bytes of at least 1, got {max_bytes!r}"
 
 
 def _unknown_setting(name: str) -> str:
@@ -211,6 +234,8 @@ class RunOptions(TypedDict, total=False):
         cache: The response cache instead of the provider's (a ``ResponseCache`` or its
             file), or ``False`` to bypass the provider's.
         rate_limit: The pace of the model calls (a ``RateLimit``, which runs may share).
+        asset_folders: The folders an asset's local file may be read from.
+        max_asset_bytes: The largest asset file read.
     """
 
     max_concurrency: int
@@ -223,3 +248,5 @@ class RunOptions(TypedDict, total=False):
     journal_max_age: float
     cache: CacheSetting | Literal[False]
     rate_limit: RateLimiter
+    asset_folders: Sequence[str | os.PathLike[str]]
+    max_asset_bytes: int

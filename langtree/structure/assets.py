@@ -46,7 +46,9 @@ class Asset(BaseModel):
 
     Attributes:
         url: Where the model's provider fetches the file.
-        path: A local file, read each time a prompt that shows it is assembled.
+        path: A local file, read each time a prompt that shows it is assembled, and
+            only from the folders the run's ``asset_folders`` names (see
+            ``langtree.prompts.asset_files``).
         data: The file's bytes (base64 in JSON).
         media_type: The IANA media type, e.g. ``image/png`` or ``application/pdf``.
         title: Shown in the prompt's placeholder, and a document's file name.

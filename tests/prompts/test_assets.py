@@ -24,8 +24,8 @@ class TaskDescribe(TreeNode):
     caption: str = Field(description="One sentence for the shop.")
 
 
-def prompt_for(values: dict[str, object]):  # type: ignore[no-untyped-def]
-    structure = RunStructure()
+def prompt_for(values: dict[str, object], config: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+    structure = RunStructure(config)
     structure.add(TaskDescribe)
     [prompt] = structure.prompts({TaskDescribe: values})
     return prompt
@@ -126,7 +126,7 @@ def test_token_count_adds_an_estimate_per_asset() -> None:
 
 def test_path_is_read_when_the_prompt_is_assembled(tmp_path: Path) -> None:
     (tmp_path / "a.png").write_bytes(PNG)
-    prompt = prompt_for({"photo": str(tmp_path / "a.png")})
+    prompt = prompt_for({"photo": str(tmp_path / "a.png")}, {"asset_folders": [tmp_path]})
     assert prompt.messages[1].content[1] == {
         "type": "image",
         "mime_type": "image/png",
@@ -134,12 +134,23 @@ def test_path_is_read_when_the_prompt_is_assembled(tmp_path: Path) -> None:
     }
 
 
+def test_prompts_read_paths_only_from_the_named_folders(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(PNG)
+    with pytest.raises(ExecutionError) as caught:
+        prompt_for({"photo": str(tmp_path / "a.png")})
+    assert str(caught.value).startswith(
+        f"The asset file {str(tmp_path / 'a.png')!r} of 'TaskDescribe.photo' is not in "
+        "a folder that asset_folders names (it names none)\n"
+    )
+
+
 def test_missing_path_is_an_execution_error(tmp_path: Path) -> None:
     missing = tmp_path / "gone.png"
     with pytest.raises(ExecutionError) as caught:
-        prompt_for({"photo": str(missing)})
+        prompt_for({"photo": str(missing)}, {"asset_folders": [tmp_path]})
     assert str(caught.value) == (
-        f"Cannot read the asset {str(missing)!r}: No such file or directory\n"
+        f"Cannot read the asset file {str(missing)!r} of 'TaskDescribe.photo': "
+        "No such file or directory\n"
         "  hint: paths are read when the prompt is assembled, relative to the working directory"
     )
 
@@ -198,13 +209,17 @@ def test_asset_inside_a_node_generated_whole_is_a_structure_error() -> None:
     )
 
 
+def unread(asset: Asset) -> bytes:
+    raise AssertionError(f"{asset!r} holds no path: nothing to read")
+
+
 def test_content_blocks_for_each_kind() -> None:
     assets = [
         Asset(url="https://example.com/v.mp4"),
         Asset(data=b"RIFF", media_type="audio/wav"),
         Asset(data=b"%PDF", media_type="application/pdf"),
     ]
-    assert content_blocks(assets) == [
+    assert content_blocks(assets, read_file=unread) == [
         {"type": "video", "mime_type": "video/mp4", "url": "https://example.com/v.mp4"},
         {"type": "audio", "mime_type": "audio/wav", "base64": "UklGRg=="},
         {"type": "file", "mime_type": "application/pdf", "base64": "JVBERg=="},

@@ -4,6 +4,10 @@ LangTree's error, not retried."""
 
 from __future__ import annotations
 
+import base64
+import os
+from pathlib import Path
+
 import pytest
 from pydantic import Field
 
@@ -13,11 +17,13 @@ from langtree import (
     LLMProvider,
     ModelConfig,
     RetryPolicy,
+    RunLimitError,
     RunStructure,
     StepFailedError,
     StructureError,
     TreeNode,
 )
+from langtree.runtime.failure import deadline_keeper
 from langtree.testing import FakeChatModel, FakeRequest
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -274,3 +280,293 @@ def test_a_required_asset_nobody_gave_stops_the_run_before_its_first_call() -> N
         "  hint: pass each in the inputs (an Asset, or a URL, a path or a data: URI), or make "
         "the field optional with a default of None (photo: Asset | None = None)"
     )
+
+
+# -- local files -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def photos(tmp_path: Path) -> Path:
+    folder = tmp_path.resolve() / "photos"  # the messages show resolved paths
+    folder.mkdir()
+    (folder / "kettle.png").write_bytes(PNG)
+    (tmp_path / "secret.txt").write_text("password")
+    return folder
+
+
+def refused_before_any_call(structure: RunStructure, model: FakeChatModel, photo: object) -> str:
+    with pytest.raises(ExecutionError) as caught:
+        structure.run({TaskCaption: {"photo": photo}})
+    assert model.calls == []
+    assert caught.value.result is None
+    return str(caught.value)
+
+
+OUTSIDE_HINT = (
+    "LangTree reads local files only from the folders a run names: "
+    "RunStructure({'asset_folders': ['<folder>']}) or run(..., asset_folders=[...]) "
+    '("asset_folders" in a --config file for the command line); or give the asset as a URL, '
+    "bytes or a data: URI"
+)
+
+
+def test_a_path_in_the_inputs_is_refused_before_any_call_by_default() -> None:
+    model = FakeChatModel()
+    environ = {"path": "/proc/self/environ", "media_type": "text/plain"}
+
+    assert refused_before_any_call(run_with(model), model, environ) == (
+        "The asset file '/proc/self/environ' of 'TaskCaption.photo' "
+        f"('/proc/{os.getpid()}/environ' once resolved) is not in a folder that asset_folders "
+        f"names (it names none)\n  hint: {OUTSIDE_HINT}"
+    )
+
+
+def test_an_asset_built_in_python_from_a_path_needs_its_folder_named_too(photos: Path) -> None:
+    model = FakeChatModel()
+    photo = Asset(path=photos / "kettle.png")
+
+    message = refused_before_any_call(run_with(model), model, photo)
+
+    assert message.endswith(
+        f"is not in a folder that asset_folders names (it names none)\n  hint: {OUTSIDE_HINT}"
+    )
+
+
+def structure_with(model: FakeChatModel, config: dict[str, object]) -> RunStructure:
+    structure = RunStructure(config, provider=LLMProvider({"default": model}))
+    structure.add(TaskCaption)
+    return structure
+
+
+@pytest.mark.parametrize(
+    ("photo", "shown"),
+    [
+        pytest.param("{photos}/../secret.txt", "{root}/secret.txt", id="dot-dot"),
+        pytest.param("{photos}/leak.png", "{root}/secret.txt", id="link-out"),
+    ],
+)
+def test_a_path_that_leaves_the_named_folders_is_refused(
+    photos: Path, photo: str, shown: str
+) -> None:
+    (photos / "leak.png").symlink_to(photos.parent / "secret.txt")
+    model = FakeChatModel()
+    given = {"path": photo.format(photos=photos), "media_type": "text/plain"}
+    resolved = shown.format(root=photos.parent)
+
+    assert refused_before_any_call(
+        structure_with(model, {"asset_folders": [str(photos)]}), model, given
+    ) == (
+        f"The asset file {given['path']!r} of 'TaskCaption.photo' ({resolved!r} once "
+        f"resolved) is not in a folder that asset_folders names ({str(photos)!r})\n"
+        f"  hint: {OUTSIDE_HINT}"
+    )
+
+
+def test_a_device_or_a_pipe_in_a_named_folder_is_refused_before_any_call(photos: Path) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("this system has no named pipes (os.mkfifo)")
+    os.mkfifo(photos / "pipe.png")
+    model = FakeChatModel()
+
+    message = refused_before_any_call(
+        structure_with(model, {"asset_folders": [photos]}), model, str(photos / "pipe.png")
+    )
+
+    assert message == (
+        f"The asset file {str(photos / 'pipe.png')!r} of 'TaskCaption.photo' is a named "
+        "pipe, not a regular file\n"
+        "  hint: assets are read from regular files only (a device, a pipe or a folder may "
+        "block or never end); save the content to a file, or give it as bytes"
+    )
+
+
+def test_max_asset_bytes_caps_a_file_before_any_call(photos: Path) -> None:
+    model = FakeChatModel()
+    structure = structure_with(model, {"asset_folders": [photos], "max_asset_bytes": 4})
+
+    message = refused_before_any_call(structure, model, str(photos / "kettle.png"))
+
+    assert message.startswith(
+        f"The asset file {str(photos / 'kettle.png')!r} of 'TaskCaption.photo' is larger "
+        "than max_asset_bytes (4 bytes)\n"
+    )
+
+
+def test_every_refused_file_is_listed_in_one_error(photos: Path) -> None:
+    class Shot(TreeNode):
+        """Caption the shot."""
+
+        image: Asset = Field(description="The shot.")
+        caption: str = Field(description="One line.")
+
+    class TaskAlbum(TreeNode):
+        """Caption every shot."""
+
+        shots: list[Shot] = Field(description="The shots.")
+
+    model = FakeChatModel()
+    structure = RunStructure({"asset_folders": [photos]}, provider=LLMProvider({"default": model}))
+    structure.add(TaskAlbum)
+    shots = [{"image": str(photos / name)} for name in ("kettle.png", "gone.png", "../a.png")]
+
+    with pytest.raises(ExecutionError) as caught:
+        structure.run({TaskAlbum: {"shots": shots}})
+
+    assert model.calls == []
+    assert str(caught.value) == (
+        "2 asset files cannot be read:\n"
+        f"  - Cannot read the asset file {str(photos / 'gone.png')!r} of 'Shot.image': "
+        "No such file or directory\n"
+        f"  - The asset file {str(photos / '../a.png')!r} of 'Shot.image' "
+        f"({str(photos.parent / 'a.png')!r} once resolved) is not in a folder that "
+        f"asset_folders names ({str(photos)!r})\n"
+        "  hint: paths are read when the prompt is assembled, relative to the working "
+        f"directory; {OUTSIDE_HINT}"
+    )
+
+
+def test_a_file_in_a_named_folder_is_sent(photos: Path) -> None:
+    model = FakeChatModel()
+    structure = structure_with(model, {"asset_folders": [str(photos)]})
+
+    structure.run({TaskCaption: {"photo": str(photos / "kettle.png")}})
+    run_with(model).run(
+        {TaskCaption: {"photo": str(photos / "kettle.png")}}, asset_folders=[photos]
+    )
+
+    for request in model.calls:
+        assert request.messages[1].content[1] == {
+            "type": "image",
+            "mime_type": "image/png",
+            "base64": "iVBORw0KGgo=",
+        }
+
+
+@pytest.mark.parametrize(
+    "photo",
+    [
+        pytest.param(Asset(data=PNG, media_type="image/png"), id="bytes"),
+        pytest.param("data:image/png;base64,iVBORw0KGgo=", id="data-uri"),
+        pytest.param({"data": "iVBORw0KGgo=", "media_type": "image/png"}, id="base64-json"),
+    ],
+)
+def test_bytes_and_data_uris_need_no_folder(photo: object) -> None:
+    model = FakeChatModel()
+    run_with(model).run({TaskCaption: {"photo": photo}})
+    [request] = model.calls
+    assert request.messages[1].content[1]["base64"] == "iVBORw0KGgo="
+
+
+def test_a_url_needs_no_folder() -> None:
+    model = FakeChatModel()
+    run_with(model).run({TaskCaption: {"photo": "https://e.com/a.png"}})
+    [request] = model.calls
+    assert request.messages[1].content[1]["url"] == "https://e.com/a.png"
+
+
+def test_the_trace_keeps_no_copy_of_an_assets_bytes(photos: Path) -> None:
+    class TaskManual(TreeNode):
+        """Summarise the manual of the product in the photo."""
+
+        photo: Asset = Field(description="The product photo.")
+        manual: Asset = Field(description="Its manual.")
+        summary: str = Field(description="Three sentences.")
+
+    model = FakeChatModel()
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(TaskManual)
+    photo = Asset(data=PNG * 100, media_type="image/png", title="Front")
+    manual = Asset(path=photos / "kettle.png", media_type="application/pdf", title="Manual")
+
+    result = structure.run({TaskManual: {"photo": photo, "manual": manual}}, asset_folders=[photos])
+
+    [record] = result.trace
+    [request] = model.calls
+    assert record.messages[1].content[1:] == [
+        {"type": "image", "mime_type": "image/png", "extras": {"asset": "[image 1: Front]"}},
+        {
+            "type": "file",
+            "mime_type": "application/pdf",
+            "extras": {"filename": "Manual", "asset": "[document 2: Manual]"},
+        },
+    ]
+    assert record.messages[1].content[0] == request.messages[1].content[0]
+    assert [block["base64"] for block in request.messages[1].content[1:]] == [
+        base64.b64encode(PNG * 100).decode(),
+        base64.b64encode(PNG).decode(),
+    ]
+    assert result[TaskManual].photo.data == PNG * 100  # the caller's own copy
+
+
+def test_a_dataset_row_with_a_refused_path_fails_alone_before_its_calls(photos: Path) -> None:
+    model = FakeChatModel()
+    rows = [
+        {TaskCaption: {"photo": str(photos / "kettle.png")}},
+        {TaskCaption: {"photo": {"path": "/etc/passwd", "media_type": "text/plain"}}},
+    ]
+
+    outcomes = list(run_with(model).run_many(rows, asset_folders=[photos]))
+
+    assert [row.ok for row in outcomes] == [True, False]
+    assert str(outcomes[1].error).startswith(
+        "The asset file '/etc/passwd' of 'TaskCaption.photo' is not in a folder"
+    )
+    assert len(model.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        pytest.param(
+            {"asset_folders": "photos"},
+            "asset_folders must be a list of folders (str or Path), got 'photos'",
+            id="one-string",
+        ),
+        pytest.param(
+            {"asset_folders": [3]},
+            "asset_folders must be a list of folders (str or Path), got [3]",
+            id="not-a-path",
+        ),
+        pytest.param(
+            {"max_asset_bytes": 0},
+            "max_asset_bytes must be a whole number of bytes of at least 1, got 0",
+            id="no-bytes",
+        ),
+    ],
+)
+def test_wrong_asset_settings_are_refused(options: dict[str, object], message: str) -> None:
+    model = FakeChatModel()
+    with pytest.raises(ExecutionError) as caught:
+        run_with(model).run({TaskCaption: {"photo": "https://e.com/a.png"}}, **options)  # type: ignore[arg-type]
+    assert str(caught.value).splitlines()[0] == message
+    assert model.calls == []
+    with pytest.raises(StructureError) as refused:
+        RunStructure(options)
+    assert [d.message for d in refused.value.diagnostics] == [message]
+
+
+def test_reading_stops_at_the_runs_deadline() -> None:
+    now = [100.0]
+    keep_time = deadline_keeper(2.0, started=100.0, clock=lambda: now[0])
+
+    keep_time()
+    now[0] = 102.5
+    with pytest.raises(RunLimitError) as caught:
+        keep_time()
+
+    assert (caught.value.limit, caught.value.allowed, caught.value.used) == ("deadline", 2.0, 2.5)
+
+
+def test_a_run_checks_its_deadline_while_it_reads_a_file(photos: Path) -> None:
+    model = FakeChatModel()
+    structure = structure_with(model, {"asset_folders": [photos]})
+
+    # A nanosecond has passed by the time the first prompt reads its file: the read
+    # raises the deadline's error itself, before asyncio's timeout could at an await.
+    with pytest.raises(RunLimitError) as caught:
+        structure.run({TaskCaption: {"photo": str(photos / "kettle.png")}}, deadline=1e-9)
+
+    assert caught.value.limit == "deadline"
+    assert caught.value.__cause__ is None
+    assert caught.value.result is not None
+    assert model.calls == []

@@ -772,11 +772,12 @@ def test_run_structure_reads_its_config_through_the_factory() -> None:
 
 
 ALL_SETTINGS = (
-    "'allow_string_parsing', 'allow_treenode_dict_conversion', 'cache', 'call_timeout',"
-    " 'deadline', 'default_modifier', 'enable_type_validation', 'field_descriptions',"
-    " 'instructions', 'journal', 'journal_max_age', 'max_concurrency', 'max_retries',"
-    " 'on_error', 'outline', 'prompt_template', 'rate_limit', 'retry',"
-    " 'strict_bool_parsing', 'token_budget', 'usage_limits', 'validation_strategy'"
+    "'allow_string_parsing', 'allow_treenode_dict_conversion', 'asset_folders', 'cache',"
+    " 'call_timeout', 'deadline', 'default_modifier', 'enable_type_validation',"
+    " 'field_descriptions', 'instructions', 'journal', 'journal_max_age', 'max_asset_bytes',"
+    " 'max_concurrency', 'max_retries', 'on_error', 'outline', 'prompt_template',"
+    " 'rate_limit', 'retry', 'strict_bool_parsing', 'token_budget', 'usage_limits',"
+    " 'validation_strategy'"
 )
 MODIFIER_HINT = "pass 'sequential' (the default) or 'parallel'"
 
