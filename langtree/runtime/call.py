@@ -498,8 +498,8 @@ class StepCall:
 @dataclass(slots=True, kw_only=True)
 class _Answers:
     """A step instance's answers in the run's journal and cache: those recorded are
-    replayed, in order, before any model call; new ones are added to every file (a valid
-    one is committed before the run uses it)."""
+    replayed, in order, before any model call; new ones are added to every file, valid or
+    not, and committed before their call gives back its place."""
 
     files: tuple[Journal, ...] = ()
     key: str = ""
@@ -572,8 +572,7 @@ class _Answers:
             usage=record.usage,
             latency=record.latency,
         )
-        durable = tried.output is not None
-        await asyncio.gather(*(file.record(entry, durable=durable) for file in self.files))
+        await asyncio.gather(*(file.record(entry) for file in self.files))
 
 
 class _CallTimeoutError(Exception):

@@ -8,10 +8,11 @@ pays twice for a call that had finished; an unchanged call in a changed tree is 
 too.
 
 One thread writes to the file, fed by a queue, so the event loop never waits for the
-disk; several answers that arrive together go in one transaction. A valid answer is
-committed before the run uses it (its ``record`` returns only then), so nothing a later
-step reads can be lost. The file is in WAL mode: a committed answer survives the process
-being killed.
+disk; several answers that arrive together go in one transaction. Every answer, valid or
+not, is committed before its ``record`` returns, and its call keeps its ``max_concurrency``
+place until then (`langtree.runtime.call`): nothing a later step reads can be lost, and a
+killed run loses no answer but those of the calls in flight. The file is in WAL mode: a
+committed answer survives the process being killed.
 
 A journal reads every answer of its file when it opens (so that it can count the calls a
 run did not make); a response cache (`langtree.runtime.cache`), which collects the
@@ -188,8 +189,8 @@ class Journal:
         """Count an answer the run took from the journal."""
         self.replayed += 1
 
-    async def record(self, entry: JournalEntry, *, durable: bool) -> None:
-        """Add an answer; with ``durable``, return once it is committed to the file.
+    async def record(self, entry: JournalEntry) -> None:
+        """Add an answer; return once it is committed to the file.
 
         Raises:
             ExecutionError: The file could not be written (the disk is full, it was
@@ -198,12 +199,9 @@ class Journal:
         if self._failure is not None:
             raise _write_error(self.path, self._failure, self.kind)
         self.recorded += 1
-        done: asyncio.Future[None] | None = None
-        if durable:
-            done = asyncio.get_running_loop().create_future()
+        done = asyncio.get_running_loop().create_future()
         self._queue.put(_Write(entry=entry, done=done))
-        if done is not None:
-            await done
+        await done
 
     def close(self) -> JournalReport:
         """Commit what is queued and close the file.
@@ -249,15 +247,14 @@ class Journal:
         except sqlite3.Error as error:
             failure = self._failure = error
         for write in writes:
-            if write.done is not None:
-                loop = write.done.get_loop()
-                loop.call_soon_threadsafe(_settle, write.done, failure, self)
+            loop = write.done.get_loop()
+            loop.call_soon_threadsafe(_settle, write.done, failure, self)
 
 
 @dataclass(frozen=True, slots=True)
 class _Write:
     entry: JournalEntry
-    done: asyncio.Future[None] | None
+    done: asyncio.Future[None]
 
 
 def _settle(done: asyncio.Future[None], failure: BaseException | None, journal: Journal) -> None:
