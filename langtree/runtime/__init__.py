@@ -4,7 +4,7 @@ from langtree.runtime.cache import CacheReport, ResponseCache
 from langtree.runtime.events import RunEvent, RunFinished, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.faults import ErrorClassifier, FailureKind
-from langtree.runtime.journal import JournalReport
+from langtree.runtime.journal import JournalReport, JournalWriteError
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.progress_bar import ProgressBar
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
@@ -19,6 +19,7 @@ __all__ = [
     "ErrorClassifier",
     "FailureKind",
     "JournalReport",
+    "JournalWriteError",
     "LLMProvider",
     "MethodChoice",
     "ModelConfig",
