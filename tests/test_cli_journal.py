@@ -1,4 +1,5 @@
-"""``langtree run --journal`` on files that are not journals."""
+"""``langtree journal salvage OLD NEW``, and ``langtree run --journal`` on files that are not
+journals."""
 
 import contextlib
 import sqlite3
@@ -22,6 +23,42 @@ def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, 
 def run_review(capsys: pytest.CaptureFixture[str], journal: Path) -> tuple[int, str, str]:
     return shown(
         capsys, "run", REVIEW, "--input", REVIEW_INPUTS, "--model", "fake", "--journal", journal
+    )
+
+
+def test_salvage_copies_the_answers_it_can_read_into_a_new_journal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    journal, salvaged = tmp_path / "review.sqlite", tmp_path / "salvaged.sqlite"
+    first = run_review(capsys, journal)
+    with contextlib.closing(sqlite3.connect(journal)) as connection, connection:
+        connection.execute("UPDATE answers SET latency = 'slow' WHERE rowid = 1")
+
+    status, out, err = shown(capsys, "journal", "salvage", journal, salvaged)
+    resumed = run_review(capsys, salvaged)
+
+    assert (status, err) == (0, "")
+    assert out == (
+        f"langtree: copied 9 of the 10 answers of '{journal}' into '{salvaged}'; 1 could not "
+        "be read (row 1)\n"
+    )
+    assert resumed[:2] == first[:2]
+    assert resumed[2].splitlines()[-2] == (
+        "langtree: 10/10 calls done (9 replayed without a model call), 0 failed"
+    )
+
+
+def test_salvage_of_a_missing_journal_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.sqlite"
+
+    status, out, err = shown(capsys, "journal", "salvage", missing, tmp_path / "new.sqlite")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: The journal '{missing}' does not exist\n"
+        "  hint: give salvage the path of the damaged journal\n"
     )
 
 

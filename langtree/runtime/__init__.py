@@ -11,6 +11,7 @@ from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.provider import LLMProvider, ModelConfig, ModelSource
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.salvage import SalvageReport, salvage_journal
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import RunUsage, Usage, UsageLimits
 
@@ -35,6 +36,7 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "RunUsage",
+    "SalvageReport",
     "SkippedInstance",
     "StepFailed",
     "StepFailedError",
@@ -45,4 +47,5 @@ __all__ = [
     "Usage",
     "UsageLimits",
     "ValueMapped",
+    "salvage_journal",
 ]
