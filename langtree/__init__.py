@@ -17,6 +17,7 @@ from langtree.prompts.preview import StepPrompt
 from langtree.runtime.cache import ResponseCache
 from langtree.runtime.dataset import RowResult
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.provider import LLMProvider, ModelConfig
 from langtree.runtime.rate_limit import RateLimit
 from langtree.runtime.result import RunResult
@@ -42,6 +43,7 @@ __all__ = [
     "Diagnostic",
     "ExecutionError",
     "ExecutionPlan",
+    "JournalWriteError",
     "LLMProvider",
     "LangTreeError",
     "ModelConfig",

@@ -15,7 +15,8 @@ LangTreeError
  ├── UnknownPathError (also KeyError)        a path no write of a run recorded
  └── ExecutionError (also RuntimeError)      a run that failed
       ├── StepFailedError                    a step instance got no usable output
-      └── RunLimitError                      a deadline or usage limit reached
+      ├── RunLimitError                      a deadline or usage limit reached
+      └── JournalWriteError                  a journal that cannot record an answer
 KeyboardInterrupt
  └── RunInterrupted                          Ctrl-C stopped a synchronous run
 ```

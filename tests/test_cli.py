@@ -897,9 +897,10 @@ def test_a_journal_that_cannot_be_opened_is_a_usage_error(
     )
 
     assert (status, out) == (2, "")
-    assert err.startswith(
-        f"langtree: error: The journal {str(journal)!r} cannot be opened: unable to open "
-        "database file\n"
+    assert err == (
+        f"langtree: error: The journal {str(journal)!r} cannot be created: its folder "
+        f"{str(journal.parent)!r} does not exist\n"
+        "  hint: create the folder, or give the run a journal in a folder that exists\n"
     )
 
 

@@ -15,8 +15,10 @@ settings the options of ``run`` override. A run whose tasks need inputs that no 
 generates (assets without a default) and that ``--input`` does not give is refused before
 any call. A run that fails, reaches a limit or is interrupted prints what had finished and
 exits with 1 (130 for Ctrl-C); so does a run that went on after failures
-(``on_error: "continue"``) and holds a task that does not validate. ``langtree
---version`` prints the installed version.
+(``on_error: "continue"``) and holds a task that does not validate. ``langtree journal
+salvage OLD NEW`` copies the answers of a damaged journal that can still be read into a
+new journal (see ``langtree.cli.journal``). ``langtree --version`` prints the installed
+version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
@@ -39,6 +41,7 @@ from pathlib import Path
 from langtree import __version__
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.journal import add_journal_command
 from langtree.cli.run import add_run_command
 from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
 from langtree.display import fenced
@@ -111,6 +114,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_prompts_command(commands)
     add_run_command(commands)
+    add_journal_command(commands)
     return parser
 
 

@@ -65,14 +65,20 @@ class AnswerFiles:
         return tuple(file for file in files if file is not None)
 
     def close(self) -> None:
-        """Commit the last answers and close the files (once).
+        """Commit the last answers and close the files (once); a write that fails is
+        kept for `check_written()`."""
+        if self.journal is not None and self.journal_report is None:
+            self.journal_report = self.journal.close()
+        if self.cache is not None and self.cache_report is None:
+            self.cache_report = cache_report(self.cache)
+
+    def check_written(self) -> None:
+        """Raise if a write to a file failed: the run stops, whether the file is its own
+        or a dataset's.
 
         Raises:
-            ExecutionError: A file could not be written (the other is closed anyway).
+            JournalWriteError: Naming the file and the first failure.
         """
-        try:
-            if self.journal is not None and self.journal_report is None:
-                self.journal_report = self.journal.close()
-        finally:
-            if self.cache is not None and self.cache_report is None:
-                self.cache_report = cache_report(self.cache)
+        for file in (self.journal, self.cache):
+            if file is not None:
+                file.check_written()

@@ -109,11 +109,8 @@ def open_cache(cache: ResponseCache, journal: Journal | None) -> Journal:
 
 
 def cache_report(cache: Journal) -> CacheReport:
-    """Close the cache's file and say how the run used it.
-
-    Raises:
-        ExecutionError: The file could not be written.
-    """
+    """Close the cache's file and say how the run used it (a write that fails is kept for
+    ``Journal.check_written``)."""
     report = cache.close()
     return CacheReport(path=report.path, replayed=report.replayed, recorded=report.recorded)
 

@@ -262,6 +262,8 @@ class StepCall:
 
         Raises:
             RunLimitError: A call would pass one of the run's usage limits.
+            JournalWriteError: The journal or the cache could not record the answer of
+                a call still to make.
         """
         base = self._messages(prompt)
         messages = base
@@ -341,9 +343,11 @@ class StepCall:
     ) -> _Attempt:
         """One call, holding a place of ``max_concurrency`` until its answer is in the
         journal: a run that is killed re-sends at most that many calls. The rate limit
-        is waited for in that place, so calls start in the order they got one."""
+        is waited for in that place, so calls start in the order they got one; a file
+        that could not record the answer stops the run before the call is paid for."""
         waited += await self.cooldown.acquire(self.context.semaphore)
         try:
+            answers.check_recordable(call.prompt)
             if self.settings.rate_limit is not None:
                 waited += await self.settings.rate_limit.acquire(self.model, call.prompt.tokens)
             tried = await self._call(call, config, waited)
@@ -550,6 +554,15 @@ class _Answers:
             replayed=True,
         )
         return _Attempt(output=output, record=record)
+
+    def check_recordable(self, prompt: StepPrompt) -> None:
+        """Stop the run before a model call whose answer a file could not record.
+
+        Raises:
+            JournalWriteError: A file is read-only, or a write to it failed.
+        """
+        for file in self.files:
+            file.check_recordable(prompt.step_id, prompt.node_path)
 
     async def keep(self, step: StepCall, tried: _Attempt) -> None:
         """Count an answer, and record it when a model gave it in this run."""

@@ -9,7 +9,8 @@ cache are opened once. A row that fails (its inputs do not fit, a step fails, it
 deadline passes, or under ``on_error="continue"`` a task of it does not validate)
 becomes a `RowResult` with the error; the other rows go on. A
 usage limit stops the dataset: no row starts after it, the rows in flight finish (with
-the limit's error), and the iteration then raises it.
+the limit's error), and the iteration then raises it. So does a journal or cache that
+cannot record an answer (`JournalWriteError`): the file is every row's.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from collections.abc import (
     Sized,
 )
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from langtree.errors import LangTreeError, problems_error
 from langtree.runtime.failure import RunLimitError
+from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import RunResult
 from langtree.runtime.settings import RunSettings
@@ -210,10 +212,11 @@ async def run_dataset(
     """Run every row with calls shared as the settings say, and hand out the results.
 
     Raises:
-        ExecutionError: The journal or the cache cannot be opened or written, or (after
-            the last row) ``skip`` holds positions past the end of rows whose number
-            was not known up front.
+        ExecutionError: The journal or the cache cannot be opened, or (after the last
+            row) ``skip`` holds positions past the end of rows whose number was not
+            known up front.
         RunLimitError: A usage limit of the dataset was reached.
+        JournalWriteError: The journal or the cache could not record an answer.
     """
     shared = SharedCalls.start(settings, provider, many=True)
     try:
@@ -221,6 +224,8 @@ async def run_dataset(
             yield row
     finally:
         shared.close()
+    # The answers still queued when the last row ended are committed on closing.
+    shared.files.check_written()
 
 
 async def _run_rows(
@@ -231,6 +236,8 @@ async def _run_rows(
     Raises:
         RunLimitError: A usage limit of the dataset was reached (after the rows that
             were in flight are handed out).
+        JournalWriteError: The journal or the cache could not record an answer (after
+            the rows that were in flight are handed out).
         ExecutionError: ``skip`` holds positions past the last row (after every row is
             handed out: rows of unknown length are counted as they are read).
     """
@@ -266,7 +273,7 @@ class _Window:
         self.done: dict[int, RowResult] = {}
         self.order: list[int] = []
         """Positions of started rows not yet handed out, in input order."""
-        self.stopped: RunLimitError | None = None
+        self.stopped: RunLimitError | JournalWriteError | None = None
 
     def has_room(self) -> bool:
         return self.stopped is None and len(self.order) < self.options.rows_in_flight
@@ -292,7 +299,7 @@ class _Window:
 
     def _finished(self, row: RowResult) -> None:
         self.done[row.index] = row
-        if isinstance(row.error, RunLimitError) and row.error.limit != "deadline":
+        if _stops_every_row(row.error):
             self.stopped = self.stopped or row.error
         if self.options.on_row is not None:
             self.options.on_row(row)
@@ -322,6 +329,16 @@ class _Window:
             task.cancel()
         if self.running:
             await asyncio.wait(self.running)
+
+
+def _stops_every_row(
+    error: LangTreeError | None,
+) -> TypeGuard[RunLimitError | JournalWriteError]:
+    """Whether a row's error concerns the whole dataset: a usage limit (a row's deadline
+    is its own), or a journal or cache that cannot record an answer."""
+    if isinstance(error, RunLimitError):
+        return error.limit != "deadline"
+    return isinstance(error, JournalWriteError)
 
 
 class _Source:

@@ -44,6 +44,7 @@ from langtree.runtime.commands import CommandTracker
 from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunLimitError, StepFailedError, deadline_keeper
 from langtree.runtime.instances import Schedule, StepInstance
+from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.json_view import fields_view, json_view, roots_view
 from langtree.runtime.known_parts import KnownParts
 from langtree.runtime.methods import bind_structured
@@ -106,6 +107,8 @@ async def execute(
         StepFailedError: A step instance got no usable output (with
             ``on_error="raise"``).
         RunLimitError: The run reached its deadline or a usage limit.
+        JournalWriteError: The journal or the cache could not record an answer (a write
+            failed, or the file is read-only and the run needed a call it does not hold).
         StructureError: A step's model key is not in the provider, a step would send
             its model an asset of a kind the model's profile says it lacks, or the nodes
             a step generates whole nest too deep for pydantic to build its schema.
@@ -127,6 +130,7 @@ async def execute(
     try:
         with run.span():
             await run.within_deadline()
+        run.check_files()
     except ExecutionError as error:
         error.result = run.result(stopped=True)
         raise
@@ -281,13 +285,19 @@ class _Run:
         )
 
     def close_files(self) -> None:
-        """Close the journal and cache when the run opened them (once).
-
-        Raises:
-            ExecutionError: A file could not be written.
-        """
+        """Close the journal and cache when the run opened them (once)."""
         if self.own_files:
             self.shared.close()
+
+    def check_files(self) -> None:
+        """Close the run's own journal and cache, their last answers committed, and stop
+        the run if a write to them (or to a dataset's) failed.
+
+        Raises:
+            JournalWriteError: A write failed.
+        """
+        self.close_files()
+        self.files.check_written()
 
     async def within_deadline(self) -> None:
         """Run every step, stopping at the run's deadline.
@@ -319,13 +329,13 @@ class _Run:
         and nothing may start, commands that can never be carried out (they wait for each
         other) stop holding back the first step whose steps are done.
 
-        A usage limit that is reached stops the run from starting anything more, but the
-        calls already in flight are paid for: they finish (and their values are kept)
-        before the limit's error is raised.
+        A usage limit that is reached, or a journal that cannot record an answer, stops
+        the run from starting anything more, but the calls already in flight are paid
+        for: they finish (and their values are kept) before the limit's error is raised.
         """
         self.commands.apply_ready(self.state, self.prompts.config)
         schedule = self.schedule
-        limit: RunLimitError | None = None
+        limit: RunLimitError | JournalWriteError | None = None
         try:
             while True:
                 if limit is None:
@@ -343,7 +353,7 @@ class _Run:
                 for task, instance in await schedule.finished():
                     try:
                         self._outcome(task, instance)
-                    except RunLimitError as error:
+                    except (RunLimitError, JournalWriteError) as error:
                         limit = limit or error
                     schedule.waits.finish(instance.position, instance.address)
                 self._settle()
@@ -546,8 +556,7 @@ class _Run:
 
         Raises:
             ExecutionError: The run finished, no step failed, and a task does not
-                validate (e.g. a validator of the class), or the journal or the cache
-                could not be written.
+                validate (e.g. a validator of the class).
         """
         self.close_files()
         files = self.files if self.own_files else AnswerFiles()

@@ -6,7 +6,8 @@ attached when the error leaves the run), so no failure loses the work already pa
 ```text
 ExecutionError
  ├── StepFailedError     a step instance got no usable output (any kind of failure)
- └── RunLimitError       the run reached its deadline or a usage limit
+ ├── RunLimitError       the run reached its deadline or a usage limit
+ └── JournalWriteError   the journal or cache cannot record an answer (runtime.journal)
 KeyboardInterrupt
  └── RunInterrupted      Ctrl-C stopped a synchronous run
 ```

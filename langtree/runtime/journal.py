@@ -14,6 +14,13 @@ place until then (`langtree.runtime.call`): nothing a later step reads can be lo
 killed run loses no answer but those of the calls in flight. The file is in WAL mode: a
 committed answer survives the process being killed.
 
+A file that cannot record an answer stops the run before its next call
+(`check_recordable`, raising `JournalWriteError`): once a write has failed (a full
+disk, a file removed), and from the start for a journal that is read-only (see
+`langtree.runtime.journal_file`, which also says what files are taken as journals).
+The answer whose write failed is still used: the run stops as at a usage limit, with
+every answer it paid for in its result.
+
 A journal reads every answer of its file when it opens (so that it can count the calls a
 run did not make); a response cache (`langtree.runtime.cache`), which collects the
 answers of many runs, is a journal opened with ``preload=False``: it looks each call's
@@ -28,42 +35,22 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from langtree.errors import ExecutionError
-
-__all__ = ["Journal", "JournalEntry", "JournalReport"]
-
-FORMAT = "langtree-journal-1"
-"""What a journal file says it is; a file that says otherwise is not read."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS answers (
-    key TEXT NOT NULL,
-    answer INTEGER NOT NULL,
-    step_id TEXT NOT NULL,
-    node_path TEXT NOT NULL,
-    sample INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    valid INTEGER NOT NULL,
-    raw_output TEXT NOT NULL,
-    output TEXT,
-    error TEXT,
-    usage TEXT,
-    latency REAL NOT NULL,
-    recorded_at TEXT NOT NULL,
-    PRIMARY KEY (key, answer)
-);
-"""
-
-_COLUMNS = (
-    "key, answer, step_id, node_path, sample, model, valid, raw_output, output, error, "
-    "usage, latency, recorded_at"
+from langtree.runtime.journal_file import (
+    COLUMNS,
+    damaged_row_error,
+    file_error,
+    open_file,
+    row_problem,
+    writer,
 )
+
+__all__ = ["Journal", "JournalEntry", "JournalReport", "JournalWriteError"]
 
 _BATCH = 256
 """The most answers written in one transaction."""
@@ -124,11 +111,22 @@ class JournalReport:
     unmatched: int
 
 
+class JournalWriteError(ExecutionError):
+    """A journal or response cache could not record an answer: a write to it failed (a
+    full disk, a file removed), or it is read-only and the run needed a call it does not
+    hold.
+
+    The run stops as at a usage limit: no call starts after the error, the calls in
+    flight finish, and ``result`` holds what the run had finished, the answers the file
+    could not record included. The rows of a dataset share the file: every row stops.
+    """
+
+
 class Journal:
     """A journal file, open for one run.
 
     Args:
-        path: The SQLite file (created when it does not exist).
+        path: The SQLite file (created when it does not exist or is empty).
         max_age: Seconds after which a recorded answer is no longer replayed: its call is
             made again and the new answer replaces it (``None``: answers never expire).
         preload: Read every answer when opening (``False``: look each call's answers up
@@ -136,8 +134,8 @@ class Journal:
         kind: What the file is to the user (``"journal"``, ``"cache"``), for messages.
 
     Raises:
-        ExecutionError: The file cannot be opened or created, or is not a LangTree
-            journal.
+        ExecutionError: The file cannot be opened or created, is not a LangTree
+            journal, or is damaged.
     """
 
     def __init__(
@@ -151,37 +149,33 @@ class Journal:
         self.path = Path(path)
         self.kind = kind
         self._since = _since(max_age)
-        self._reader = _open(self.path, kind)
+        opened = open_file(self.path, kind)
+        self._reader = opened.reader
+        self.read_only = opened.read_only
+        """Why the file cannot be written (``None``: it can)."""
         self._known: dict[str, tuple[JournalEntry, ...]] | None = None
         if preload:
             try:
-                self._known = _read(self._reader, self._since)
-            except sqlite3.Error as error:
-                raise _open_error(self.path, error, self.kind) from error
+                self._known = self._read()
             finally:
                 self._reader.close()
         self._used: set[str] = set()
         self.replayed = 0
         self.recorded = 0
         self._queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
-        self._failure: BaseException | None = None
-        self._writer = threading.Thread(
-            target=self._write_all, name="langtree-journal", daemon=True
-        )
-        self._writer.start()
+        self._failure: sqlite3.Error | None = None
+        self._writer: threading.Thread | None = None
+        if self.read_only is None:
+            self._start_writer()
 
     def answers(self, key: str) -> tuple[JournalEntry, ...]:
-        """The answers recorded for a call, first first."""
+        """The answers recorded for a call, first first.
+
+        Raises:
+            ExecutionError: The file is damaged.
+        """
         if self._known is None:
-            try:
-                rows = self._reader.execute(
-                    f"SELECT {_COLUMNS} FROM answers WHERE key = ? AND recorded_at >= ? "
-                    "ORDER BY answer",
-                    (key, self._since),
-                ).fetchall()
-            except sqlite3.Error as error:
-                raise _open_error(self.path, error, self.kind) from error
-            return tuple(_consecutive([_entry(row) for row in rows]))
+            return tuple(_consecutive(self._select("AND key = ? ORDER BY answer", key)))
         self._used.add(key)
         return self._known.get(key, ())
 
@@ -189,40 +183,116 @@ class Journal:
         """Count an answer the run took from the journal."""
         self.replayed += 1
 
-    async def record(self, entry: JournalEntry) -> None:
-        """Add an answer; return once it is committed to the file.
+    def check_recordable(self, step_id: str, node_path: str) -> None:
+        """Stop the run before a model call whose answer the file could not record.
 
         Raises:
-            ExecutionError: The file could not be written (the disk is full, it was
-                removed).
+            JournalWriteError: The file is read-only, or a write to it failed.
+        """
+        if self.read_only is not None:
+            raise JournalWriteError(
+                f"The {self.kind} {str(self.path)!r} is read-only ({self.read_only}): it "
+                f"replays the answers it holds, and the call of step {step_id!r} for "
+                f"{node_path!r} is not among them\n  hint: to make new calls, copy the "
+                f"{self.kind} to a folder this process may write to, and give the run the copy"
+            )
+        self.check_written()
+
+    def check_written(self) -> None:
+        """Raise if a write to the file failed.
+
+        Raises:
+            JournalWriteError: Naming the first failure.
         """
         if self._failure is not None:
-            raise _write_error(self.path, self._failure, self.kind)
-        self.recorded += 1
+            raise JournalWriteError(
+                f"The {self.kind} {str(self.path)!r} could not be written ({self._failure}): "
+                "the run stopped, and error.result holds what it had finished, the answers "
+                f"the {self.kind} could not record included\n  hint: free space on its disk, "
+                f"or give the run a {self.kind} on another disk; running again replays the "
+                f"answers the {self.kind} holds"
+            )
+
+    async def record(self, entry: JournalEntry) -> None:
+        """Add an answer; return once it is committed to the file, or its write failed
+        (`check_written` then raises: the answer is not recorded, but the run may use it).
+        """
+        # A read-only file stops the run before any call (check_recordable), so only a
+        # file that may be written is asked to record an answer.
+        assert self.read_only is None, "a read-only file records nothing"
         done = asyncio.get_running_loop().create_future()
         self._queue.put(_Write(entry=entry, done=done))
         await done
 
     def close(self) -> JournalReport:
-        """Commit what is queued and close the file.
-
-        Raises:
-            ExecutionError: The file could not be written.
-        """
-        self._queue.put(None)
-        self._writer.join()
+        """Commit what is queued and close the file; a write that fails is kept for
+        `check_written`."""
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
         if self._known is None:
             self._reader.close()
-        if self._failure is not None:
-            raise _write_error(self.path, self._failure, self.kind)
         known = self._known or {}
         unmatched = sum(1 for key in known if key not in self._used)
         return JournalReport(
             path=str(self.path), replayed=self.replayed, recorded=self.recorded, unmatched=unmatched
         )
 
-    def _write_all(self) -> None:
-        connection = _connect(self.path)
+    def _read(self) -> dict[str, tuple[JournalEntry, ...]]:
+        """Every answer in the file by key, those recorded before ``since`` left out.
+
+        Raises:
+            ExecutionError: The file is damaged.
+        """
+        answers: dict[str, list[JournalEntry]] = {}
+        for entry in self._select("ORDER BY key, answer"):
+            answers.setdefault(entry.key, []).append(entry)
+        return {key: tuple(_consecutive(entries)) for key, entries in answers.items()}
+
+    def _select(self, rest: str, *parameters: object) -> list[JournalEntry]:
+        """The answers recorded since ``since`` that ``rest`` (more of the query) picks.
+
+        Raises:
+            ExecutionError: The file is damaged.
+        """
+        try:
+            rows = self._reader.execute(
+                f"SELECT rowid, {COLUMNS} FROM answers WHERE recorded_at >= ? {rest}",
+                (self._since, *parameters),
+            ).fetchall()
+        except sqlite3.Error as error:
+            raise file_error(self.path, self.kind, error) from error
+        return [self._entry(row) for row in rows]
+
+    def _entry(self, row: Sequence[object]) -> JournalEntry:
+        """The answer a row (its rowid, then the columns) holds.
+
+        Raises:
+            ExecutionError: The row does not hold an answer (it was edited, or damaged).
+        """
+        problem = row_problem(row)
+        if problem is not None:
+            raise damaged_row_error(self.path, self.kind, row, problem)
+        return _entry(row[1:])
+
+    def _start_writer(self) -> None:
+        """Open the file for writing, and start the thread that writes it.
+
+        Raises:
+            ExecutionError: The file cannot be opened for writing.
+        """
+        try:
+            connection = writer(self.path, self.kind)
+        except ExecutionError:
+            if self._known is None:
+                self._reader.close()
+            raise
+        self._writer = threading.Thread(
+            target=self._write_all, args=(connection,), name="langtree-journal", daemon=True
+        )
+        self._writer.start()
+
+    def _write_all(self, connection: sqlite3.Connection) -> None:
         try:
             while True:
                 batch = [self._queue.get()]
@@ -236,19 +306,22 @@ class Journal:
             connection.close()
 
     def _commit(self, connection: sqlite3.Connection, writes: list[_Write]) -> None:
-        failure: BaseException | None = None
         try:
             with connection:
                 connection.executemany(
-                    f"INSERT OR REPLACE INTO answers ({_COLUMNS}) VALUES "
+                    f"INSERT OR REPLACE INTO answers ({COLUMNS}) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [_row(write.entry) for write in writes],
                 )
+            # Counted by the writer thread alone, and read once it has ended (close).
+            self.recorded += len(writes)
         except sqlite3.Error as error:
-            failure = self._failure = error
+            # Set before the waiting calls are told: a call that starts after them
+            # finds the run stopped (check_recordable). Later writes are still tried:
+            # what fits is kept for the next run.
+            self._failure = self._failure or error
         for write in writes:
-            loop = write.done.get_loop()
-            loop.call_soon_threadsafe(_settle, write.done, failure, self)
+            write.done.get_loop().call_soon_threadsafe(_settle, write.done)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,20 +330,9 @@ class _Write:
     done: asyncio.Future[None]
 
 
-def _settle(done: asyncio.Future[None], failure: BaseException | None, journal: Journal) -> None:
-    if done.done():  # the waiting call was cancelled
-        return
-    if failure is None:
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():  # else the waiting call was cancelled
         done.set_result(None)
-    else:
-        done.set_exception(_write_error(journal.path, failure, journal.kind))
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, check_same_thread=False)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    return connection
 
 
 def _since(max_age: float | None) -> str:
@@ -278,57 +340,6 @@ def _since(max_age: float | None) -> str:
     if max_age is None:
         return ""
     return (datetime.now(UTC) - timedelta(seconds=max_age)).isoformat()
-
-
-def _open(path: Path, kind: str) -> sqlite3.Connection:
-    """A connection to the journal file, created and checked (the caller closes it).
-
-    Raises:
-        ExecutionError: The file cannot be opened or created, or is not a journal.
-    """
-    try:
-        connection = _connect(path)
-        try:
-            with connection:
-                connection.executescript(_SCHEMA)
-                _check_format(connection, path, kind)
-        except BaseException:
-            connection.close()
-            raise
-    except sqlite3.Error as error:
-        raise _open_error(path, error, kind) from error
-    return connection
-
-
-def _read(connection: sqlite3.Connection, since: str) -> dict[str, tuple[JournalEntry, ...]]:
-    """Every answer in the file by key, those recorded before ``since`` left out."""
-    rows = connection.execute(
-        f"SELECT {_COLUMNS} FROM answers WHERE recorded_at >= ? ORDER BY key, answer", (since,)
-    ).fetchall()
-    answers: dict[str, list[JournalEntry]] = {}
-    for row in rows:
-        entry = _entry(row)
-        answers.setdefault(entry.key, []).append(entry)
-    return {key: tuple(_consecutive(entries)) for key, entries in answers.items()}
-
-
-def _open_error(path: Path, error: sqlite3.Error, kind: str) -> ExecutionError:
-    return ExecutionError(
-        f"The {kind} {str(path)!r} cannot be opened: {error}\n"
-        "  hint: give a path in a folder that exists and that you may write to, to a "
-        f"{kind} file or a new one"
-    )
-
-
-def _check_format(connection: sqlite3.Connection, path: Path, kind: str) -> None:
-    found = connection.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-    if found is None:
-        connection.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
-    elif found[0] != FORMAT:
-        raise ExecutionError(
-            f"{str(path)!r} is a {kind} of another format ({found[0]!r}, expected "
-            f"{FORMAT!r})\n  hint: give the run a new {kind} file"
-        )
 
 
 def _consecutive(entries: list[JournalEntry]) -> list[JournalEntry]:
@@ -359,7 +370,7 @@ def _row(entry: JournalEntry) -> tuple[object, ...]:
     )
 
 
-def _entry(row: tuple[object, ...]) -> JournalEntry:
+def _entry(row: Sequence[object]) -> JournalEntry:
     key, answer, step_id, node_path, sample, model, _valid, raw, output, error, usage = row[:11]
     latency = row[11]
     return JournalEntry(
@@ -374,12 +385,4 @@ def _entry(row: tuple[object, ...]) -> JournalEntry:
         error=None if error is None else str(error),
         usage=None if usage is None else json.loads(str(usage)),
         latency=float(str(latency)),
-    )
-
-
-def _write_error(path: Path, failure: BaseException, kind: str) -> ExecutionError:
-    return ExecutionError(
-        f"The {kind} {str(path)!r} could not be written: {failure}\n"
-        "  hint: check the disk has room and the file is still there; the calls recorded "
-        "so far are kept"
     )

@@ -54,9 +54,6 @@ class SharedCalls:
         )
 
     def close(self) -> None:
-        """Commit the last answers and close the journal and cache.
-
-        Raises:
-            ExecutionError: A file could not be written.
-        """
+        """Commit the last answers and close the journal and cache (a write that fails
+        is kept for ``files.check_written()``)."""
         self.files.close()

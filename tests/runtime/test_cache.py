@@ -196,9 +196,8 @@ def test_a_cache_that_cannot_be_opened_is_an_error_before_any_call(tmp_path: Pat
         run_notes(LLMProvider({"fake": model}, cache=path))
 
     assert str(caught.value) == (
-        f"The cache {str(path)!r} cannot be opened: unable to open database file\n"
-        "  hint: give a path in a folder that exists and that you may write to, to a cache "
-        "file or a new one"
+        f"The cache {str(path)!r} cannot be created: its folder {str(path.parent)!r} does "
+        "not exist\n  hint: create the folder, or give the run a cache in a folder that exists"
     )
     assert model.calls == []
 

@@ -231,12 +231,15 @@ def test_answers_older_than_journal_max_age_are_asked_for_again(tmp_path: Path) 
     [
         pytest.param(
             "missing-folder/run.sqlite",
-            "The journal '{path}' cannot be opened: unable to open database file",
+            "The journal '{path}' cannot be created: its folder '{folder}' does not exist\n"
+            "  hint: create the folder, or give the run a journal in a folder that exists",
             id="missing-folder",
         ),
         pytest.param(
             "not-a-journal.txt",
-            "The journal '{path}' cannot be opened: file is not a database",
+            "The journal '{path}' is not a LangTree journal: it is not a SQLite database\n"
+            "  hint: give the run a file of its own for its journal: a new path (LangTree "
+            "creates it) or an empty file",
             id="not-sqlite",
         ),
     ],
@@ -251,7 +254,7 @@ def test_a_journal_that_cannot_be_used_is_an_error_before_any_call(
     with pytest.raises(ExecutionError) as caught:
         run(TaskNotes, NOTES, path, model)
 
-    assert str(caught.value).startswith(message.format(path=path))
+    assert str(caught.value) == message.format(path=path, folder=path.parent)
     assert model.calls == []
 
 

@@ -1,0 +1,67 @@
+"""The tree and helpers of the tests of journal files: a journal of notes, written one
+call at a time so that its answers lie in the file in the same order in every run, and
+damaged as a bad sector would damage it."""
+
+import contextlib
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from langtree import LLMProvider, RunResult, RunStructure, TreeNode
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest
+
+
+class Paragraph(TreeNode):
+    """Summarise the paragraph."""
+
+    text: str = Field(description="The paragraph.")
+    summary: str = Field(description="One sentence.")
+
+
+class TaskNotes(TreeNode):
+    """Summarise the notes."""
+
+    paragraphs: list[Paragraph] = Field(default=[], description="The paragraphs.")
+    digest: str = Field(description="One paragraph.")
+
+
+def notes(count: int) -> dict[object, object]:
+    return {TaskNotes: {"paragraphs": [{"text": f"p{i}"} for i in range(count)]}}
+
+
+def answer(request: FakeRequest) -> Mapping[str, object]:
+    """The same answer for the same call, in any run; 300 characters, so that a page of
+    the file holds a few."""
+    return {name: f"{name} of {request.node_path} ".ljust(300, ".") for name in request.fields}
+
+
+def run(journal: Path, model: FakeChatModel, count: int = 3) -> RunResult:
+    structure = RunStructure(provider=LLMProvider({"fake": model}))
+    structure.add(TaskNotes)
+    # One call at a time: the answers lie in the file in the same order in every run.
+    return structure.run(notes(count), journal=journal, max_concurrency=1)
+
+
+def query(path: Path, sql: str, *parameters: object) -> list[tuple[object, ...]]:
+    with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+        return connection.execute(sql, parameters).fetchall()
+
+
+def damage_page(journal: Path, marker: str) -> None:
+    """Overwrite the header of the page of the file that holds ``marker``, as a bad sector
+    or a torn copy would."""
+    data = bytearray(journal.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    start = data.index(marker.encode()) // page_size * page_size
+    data[start : start + 8] = b"\xff" * 8
+    journal.write_bytes(bytes(data))
+
+
+def damaged_journal(tmp_path: Path, count: int = 40) -> tuple[Path, RunResult]:
+    journal = tmp_path / "run.sqlite"
+    first = run(journal, FakeChatModel(responder=answer), count)
+    damage_page(journal, "summary of task.notes.paragraphs[20] ")
+    return journal, first
