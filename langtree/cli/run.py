@@ -22,6 +22,7 @@ from langtree.runtime.cache import ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
 from langtree.runtime.methods import METHOD_CHOICES
 from langtree.runtime.progress import RunProgress
+from langtree.runtime.progress_bar import LiveLine
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import TraceRecord
 from langtree.runtime.settings import RunOptions
@@ -199,28 +200,18 @@ def run_tree(arguments: argparse.Namespace) -> int:
             "  hint: without a .jsonl input, the filled tasks are printed; redirect them "
             "with > FILE.json"
         )
-    live = sys.stderr.isatty()
-    progress = RunProgress(
-        structure.prompts(inputs, variables).cost.calls,
-        on_change=(
-            # A failed call is asked again (a retry): one more call to come.
-            lambda done, total, failed: _show(
-                done, max(total + failed, done), failed, end="\r", replayed=progress.replayed
-            )
-        )
-        if live
-        else None,
-    )
+    line = LiveLine() if sys.stderr.isatty() else None
+    progress = _progress(structure.prompts(inputs, variables).cost.calls, line)
     started = time.perf_counter()
     runnable = structure.build(variables, **_run_options(arguments, limits))
     try:
         result = runnable.invoke(inputs, config={"callbacks": [progress]})
     except (StepFailedError, RunLimitError, RunInterrupted) as error:
         trace = error.result.trace if error.result is not None else ()
-        _finish(trace, progress.total + progress.failed, live)
+        _finish(trace, progress.total + progress.failed, line)
         _report(error, trace, started)
         return 130 if isinstance(error, RunInterrupted) else 1
-    _finish(result.trace, len(result.trace), live)
+    _finish(result.trace, len(result.trace), line)
     # A run that went on after failures (on_error: "continue") failed all the same when
     # a task of it does not validate: there is no filled task to print.
     failure = result.failure()
@@ -265,25 +256,59 @@ def _dry_run(
     return 0
 
 
-def _finish(trace: Sequence[TraceRecord], total: int, live: bool) -> None:
-    """The final progress line, counted from the trace (clears a live line first); a
-    finished run's total is the calls it made."""
-    if live:
-        print(" " * 60, end="\r", file=sys.stderr)
+def _progress(calls: int, line: LiveLine | None) -> RunProgress:
+    """Counts the run's calls (``calls`` expected) and, on a terminal, shows them on
+    ``line`` as they change."""
+    if line is None:
+        return RunProgress(calls)
+
+    def show(done: int, total: int, failed: int) -> None:
+        # A failed call is asked again (a retry): one more call to come.
+        text = _progress_line(
+            done,
+            max(total + failed, done),
+            failed,
+            replayed=progress.replayed,
+            waiting=progress.waiting,
+        )
+        line.draw(sys.stderr, text, end="\r")
+
+    progress = RunProgress(calls, on_change=show)
+    return progress
+
+
+def _finish(trace: Sequence[TraceRecord], total: int, line: LiveLine | None) -> None:
+    """The final progress line, counted from the trace (over the live line, when there is
+    one); a finished run's total is the calls it made."""
     failed = sum(record.error is not None for record in trace)
     replayed = sum(record.replayed for record in trace)
-    _show(len(trace), max(total, len(trace)), failed, replayed=replayed)
+    if line is None:
+        _show(len(trace), max(total, len(trace)), failed, replayed=replayed)
+        return
+    text = _progress_line(len(trace), max(total, len(trace)), failed, replayed=replayed)
+    line.draw(sys.stderr, text, end="\n")
 
 
 def _show(done: int, total: int, failed: int, end: str = "\n", *, replayed: int = 0) -> None:
-    """The progress line; answers replayed from the journal or cache are counted apart."""
+    """The progress line, printed."""
+    print(_progress_line(done, total, failed, replayed=replayed), end=end, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _progress_line(
+    done: int, total: int, failed: int, *, replayed: int = 0, waiting: float | None = None
+) -> str:
+    """The progress line: answers replayed from the journal or cache are counted apart,
+    and the longest wait for a provider in progress (its ``Retry-After``) is shown."""
     on = colours(sys.stderr)
     replays = f" ({replayed} replayed without a model call)" if replayed else ""
     calls = painted(f"{done}/{total} calls done", "green" if done == total else "yellow", on=on)
     failures = painted(f"{failed} failed", "red" if failed else "dim", on=on)
     shown = painted(replays, "dim", on=on) if replays else ""
-    print(f"langtree: {calls}{shown}, {failures}", end=end, file=sys.stderr)
-    sys.stderr.flush()
+    text = f"langtree: {calls}{shown}, {failures}"
+    if waiting is not None:
+        text += painted(f", waiting {waiting:g} s for the provider", "yellow", on=on)
+    return text
 
 
 def _report(error: BaseException, trace: Sequence[TraceRecord], started: float) -> None:

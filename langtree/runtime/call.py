@@ -15,7 +15,8 @@ fate:
 - *transient* (timeouts, rate limits, server errors, dropped connections, and a call that
   passed ``call_timeout``): asked again with the same messages up to
   ``RetryPolicy.max_retries`` times, after a backoff or the provider's ``Retry-After``
-  (which also pauses the model's other calls: `Cooldown`);
+  (up to ``RetryPolicy.max_wait``; it also pauses the model's other calls, and the
+  failed call's trace record says so: `langtree.runtime.cooldown`);
 - *permanent* (anything else, and a provider's refusal of the assets sent, see
   `langtree.runtime.refusals`): not asked again.
 
@@ -34,7 +35,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -52,14 +53,9 @@ from langtree.prompts.attachments import unsupported_assets, without_asset_bytes
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
 from langtree.runtime.call_key import call_key
+from langtree.runtime.cooldown import Cooldown
 from langtree.runtime.failure import RunLimitError
-from langtree.runtime.faults import (
-    FailureKind,
-    classify_failure,
-    describe_failure,
-    is_cut_off,
-    retry_after,
-)
+from langtree.runtime.faults import FailureKind, classify_failure, describe_failure, is_cut_off
 from langtree.runtime.journal import Journal, JournalEntry
 from langtree.runtime.json_mode import add_instructions
 from langtree.runtime.metadata import NODE_PATH_KEY
@@ -78,10 +74,10 @@ from langtree.runtime.replies import (
     reported_usage,
 )
 from langtree.runtime.result import TraceRecord
-from langtree.runtime.retry import RetryPolicy
+from langtree.runtime.retry import RetryPolicy, RetryWait
 from langtree.runtime.usage import UsageMeter, usage_of_error
 
-__all__ = ["CallContext", "CallSettings", "Cooldown", "Generated", "StepCall"]
+__all__ = ["CallContext", "CallSettings", "Generated", "StepCall"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,38 +97,6 @@ class CallSettings:
     retry: RetryPolicy
     call_timeout: float | None = None
     rate_limit: RateLimiter | None = None
-
-
-class Cooldown:
-    """A model's pause after its provider asked to wait (``Retry-After``): the model's
-    calls start only once it has passed."""
-
-    __slots__ = ("until",)
-
-    def __init__(self) -> None:
-        self.until = 0.0
-
-    def hold(self, seconds: float) -> None:
-        """Pause the model's calls for ``seconds`` from now (a longer pause stays)."""
-        self.until = max(self.until, time.monotonic() + seconds)
-
-    async def acquire(self, semaphore: asyncio.Semaphore) -> float:
-        """Take a place under ``semaphore`` once no pause holds the model; returns the
-        seconds waited for pauses.
-
-        A pause that began while the call waited for its place (another call of the
-        model was told to wait) is waited for without holding the place.
-        """
-        waited = 0.0
-        while True:
-            delay = self.until - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-                waited += delay
-            await semaphore.acquire()
-            if self.until <= time.monotonic():
-                return waited
-            semaphore.release()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -284,10 +248,14 @@ class StepCall:
                 await answers.keep(self, tried)
                 if self.context.observed:
                     await announce_replayed(prompt.node_path, valid=tried.output is not None)
-            self.context.record(tried.record)
-            attempts.append(tried.record)
             kind = tried.record.failure
-            if kind is None or kind == "permanent" or not self._may_retry(kind, spent):
+            retrying = kind is not None and kind != "permanent" and self._may_retry(kind, spent)
+            wait = self._retry_wait(kind, spent, tried.error) if retrying else None
+            # The record says that the call now waits for its provider, before the wait.
+            record = tried.record if wait is None else replace(tried.record, note=wait.note)
+            self.context.record(record)
+            attempts.append(record)
+            if not retrying:
                 return Generated(
                     output=tried.output, attempts=tuple(attempts), failure=kind, cause=tried.error
                 )
@@ -299,8 +267,8 @@ class StepCall:
                 messages = (*base, feedback)
                 waited = 0.0
             else:
-                waited = self._backoff(spent["transient"], tried.error)
-                await asyncio.sleep(waited)
+                assert wait is not None
+                waited = await self._back_off(wait)
 
     def _check_assets(self, prompt: StepPrompt) -> None:
         """Refuse, before the call, assets the model's profile says it cannot take.
@@ -327,16 +295,28 @@ class StepCall:
             budget = self.settings.retry.max_retries
         return spent[kind] <= budget
 
-    def _backoff(self, retry: int, error: BaseException | None) -> float:
-        """The wait before a transient retry; a provider's ``Retry-After`` pauses the
-        model's other calls too."""
-        asked = retry_after(error) if error is not None else None
-        delay = self.settings.retry.delay(retry, retry_after=asked, rng=self.context.rng)
-        if asked is not None:
-            self.cooldown.hold(delay)
-            if self.settings.rate_limit is not None:
-                self.settings.rate_limit.hold(self.model, delay)
-        return delay
+    def _retry_wait(
+        self, kind: FailureKind | None, spent: dict[str, int], error: BaseException | None
+    ) -> RetryWait | None:
+        """The wait before a retry: none after invalid output."""
+        if kind != "transient":
+            return None
+        return self.settings.retry.wait(spent["transient"], error, rng=self.context.rng)
+
+    async def _back_off(self, wait: RetryWait) -> float:
+        """Wait before a transient retry; returns the seconds waited here.
+
+        A backoff is waited here. A wait the provider asked for pauses the model's
+        other calls too: it is waited in `_attempt()`, as theirs is.
+        """
+        policy = self.settings.retry
+        if wait.asked is None:
+            await policy.sleep(wait.seconds)
+            return wait.seconds
+        self.cooldown.hold(wait.seconds, policy)
+        if self.settings.rate_limit is not None:
+            self.settings.rate_limit.hold(self.model, wait.seconds)
+        return 0.0
 
     async def _attempt(
         self, call: _Call, config: RunnableConfig, waited: float, answers: _Answers
@@ -345,7 +325,9 @@ class StepCall:
         journal: a run that is killed re-sends at most that many calls. The rate limit
         is waited for in that place, so calls start in the order they got one; a file
         that could not record the answer stops the run before the call is paid for."""
-        waited += await self.cooldown.acquire(self.context.semaphore)
+        waited += await self.cooldown.acquire(
+            self.context.semaphore, self.settings.retry, call.prompt.node_path
+        )
         try:
             answers.check_recordable(call.prompt)
             if self.settings.rate_limit is not None:

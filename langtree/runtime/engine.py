@@ -38,9 +38,10 @@ from langtree.errors import ExecutionError
 from langtree.prompts.preview import PromptBuilder, StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.answer_files import AnswerFiles
-from langtree.runtime.call import CallContext, CallSettings, Cooldown, Generated, StepCall
+from langtree.runtime.call import CallContext, CallSettings, Generated, StepCall
 from langtree.runtime.call_key import step_identity
 from langtree.runtime.commands import CommandTracker
+from langtree.runtime.cooldown import Cooldown
 from langtree.runtime.events import EventSink, StepFailed, StepFinished, ValueMapped
 from langtree.runtime.failure import RunLimitError, StepFailedError, deadline_keeper
 from langtree.runtime.instances import Schedule, StepInstance

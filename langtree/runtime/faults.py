@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Literal, get_args
 
@@ -116,19 +116,31 @@ def classify_failure(
     return kind or "permanent"
 
 
-def retry_after(error: BaseException) -> float | None:
+def retry_after(error: BaseException, *, now: float) -> float | None:
     """Seconds the provider asked to wait before retrying (Retry-After), if it said.
 
     Reads the headers of `error.response` (or `error.headers`), case-insensitively:
     `retry-after-ms` (milliseconds) wins over `retry-after` (seconds, or an HTTP date);
-    then an attribute `retry_after` (seconds, a number or its text). A malformed value
-    is skipped, a negative one (or a date in the past) is 0. When the error says nothing,
+    then an attribute `retry_after` (seconds, a number or its text). A value that is not
+    a finite number or a date (`soon`, `nan`, `inf`, a year past 9999) is skipped, a
+    negative one (or a date in the past) is 0; a huge one (`1e308`, a date in 2099) is
+    returned as it is, for `RetryPolicy.max_wait` to cap. When the error says nothing,
     its `__cause__` is read as in `classify_failure`. Never raises.
+
+    Args:
+        error: What the call raised.
+        now: Seconds since the epoch (`RetryPolicy.clock`), to count down to a date.
+
+    Examples:
+        >>> class RateLimited(Exception):
+        ...     headers = {"Retry-After": "Wed, 21 Oct 2015 07:28:30 GMT"}
+        >>> retry_after(RateLimited(), now=1445412480.0)  # 07:28:00 that day
+        30.0
     """
-    seconds = _own_retry_after(error)
+    seconds = _own_retry_after(error, now)
     cause = _cause(error)
     if seconds is None and cause is not None:
-        seconds = _own_retry_after(cause)
+        seconds = _own_retry_after(cause, now)
     return seconds
 
 
@@ -242,7 +254,7 @@ def _cause(error: BaseException) -> BaseException | None:
     return None if isinstance(error, LangTreeError) else error.__cause__
 
 
-def _own_retry_after(error: BaseException) -> float | None:
+def _own_retry_after(error: BaseException, now: float) -> float | None:
     """The wait the error itself names: headers first, then its `retry_after`."""
     headers = _headers(error)
     milliseconds = _seconds(headers.get("retry-after-ms"))
@@ -250,7 +262,7 @@ def _own_retry_after(error: BaseException) -> float | None:
     candidates = (
         None if milliseconds is None else milliseconds / 1000,
         _seconds(text),
-        _http_date(text),
+        _http_date(text, now),
         _seconds(getattr(error, "retry_after", None)),
     )
     return next((seconds for seconds in candidates if seconds is not None), None)
@@ -270,15 +282,15 @@ def _headers(error: BaseException) -> dict[str, str]:
     }
 
 
-def _http_date(text: str) -> float | None:
-    """Seconds from now until an HTTP date (0 when it is past); a zoneless date is UTC."""
+def _http_date(text: str, now: float) -> float | None:
+    """Seconds from ``now`` until an HTTP date (0 when it is past); a zoneless date is UTC."""
     try:
         moment = parsedate_to_datetime(text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return max(0.0, moment.timestamp() - now)
     except (ValueError, OverflowError):
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
 
 
 def _seconds(value: object) -> float | None:

@@ -15,7 +15,10 @@ into a loop LangTree does not own: that loop's thread may be the one blocked in
 ``run_sync``, waiting for the hop to finish.
 
 Ctrl-C while ``run_sync`` waits cancels the run's task, waits up to a second for it to stop
-(so no further model call starts), and re-raises the interrupt.
+(so no further model call starts), and re-raises the interrupt. Inside ``asyncio.run``,
+whose own SIGINT handler only cancels the main task (the very code blocked in the wait,
+which would see the cancellation once the whole run is over), the main thread waits with
+Python's handler put back, so that Ctrl-C interrupts it there too.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import atexit
 import concurrent.futures
 import contextlib
 import contextvars
+import functools
 import queue
+import signal
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -147,15 +152,45 @@ def run_sync(start: Callable[[], Awaitable[_T]]) -> _T:
             "  hint: in async code, await structure.arun(...) (or runnable.ainvoke(...)) "
             "instead of calling run(...) or invoke(...)"
         )
-    remote = _Remote(home.loop, start)
-    try:
-        while not remote.wait(_POLL_SECONDS):
-            continue
-    finally:
-        if not remote.finished:
-            remote.cancel()
-            remote.wait(_STOP_SECONDS)
+    with _ctrl_c_interrupts():
+        remote = _Remote(home.loop, start)
+        try:
+            while not remote.wait(_POLL_SECONDS):
+                continue
+        finally:
+            if not remote.finished:
+                remote.cancel()
+                remote.wait(_STOP_SECONDS)
     return remote.future.result()
+
+
+@contextlib.contextmanager
+def _ctrl_c_interrupts() -> Iterator[None]:
+    """While the main thread waits, Ctrl-C raises ``KeyboardInterrupt`` there, also when
+    ``asyncio.run`` drives the caller.
+
+    ``asyncio.run`` replaces Python's handler (``signal.default_int_handler``, the only one
+    it replaces) with one that cancels its main task; but that task is blocked in this
+    wait, and would see the cancellation only once the run is over. Python's handler is
+    put back for the wait and asyncio's restored after it. Any other handler (a program's
+    own, or Ctrl-C ignored) is left as it is, and other threads get no signals.
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not _cancels_a_task(handler):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+def _cancels_a_task(handler: object) -> bool:
+    """Whether ``handler`` is the SIGINT handler an ``asyncio.Runner`` (``asyncio.run``)
+    installs: its ``_on_sigint`` method, bound to the runner, in a ``functools.partial``."""
+    method = handler.func if isinstance(handler, functools.partial) else None
+    return isinstance(getattr(method, "__self__", None), asyncio.Runner)
 
 
 class LoopAffinity:

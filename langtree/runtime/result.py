@@ -65,6 +65,10 @@ class TraceRecord:
             or a rate-limit cooldown of the model.
         replayed: Whether the answer came from the run's journal or response cache
             instead of a model call (nothing was paid for it in this run).
+        note: What the run does about the failure besides its kind (``None``: nothing
+            more to say): the wait for the provider before the retry, when its
+            ``Retry-After`` asked for one, e.g. "waiting 300 s for the provider before the
+            retry: it asked for 100000 s (Retry-After), more than RetryPolicy.max_wait".
     """
 
     step_id: str
@@ -84,6 +88,7 @@ class TraceRecord:
     answered_by: str | None = None
     waited: float = 0.0
     replayed: bool = False
+    note: str | None = None
 
     @property
     def token_count(self) -> int:
@@ -112,6 +117,7 @@ class TraceRecord:
             "truncated": self.truncated,
             "answered_by": self.answered_by,
             "waited": self.waited,
+            "note": self.note,
         }
 
 

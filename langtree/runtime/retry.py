@@ -7,22 +7,63 @@ provider's ``Retry-After`` when it sent one, else an exponential backoff with ji
 that calls that failed together do not all come back at the same moment.
 
 The wait before the n-th transient retry is drawn uniformly between half and all of
-``min(max_delay, initial_delay * multiplier ** (n - 1))``; a ``Retry-After`` is honoured as
-given (the provider knows when it will take calls again; the run's ``deadline`` bounds
-the wait). The semaphore that caps calls in flight is not held while waiting.
+``min(max_delay, initial_delay * multiplier ** (n - 1))``; a ``Retry-After`` is honoured
+up to ``max_wait`` (five minutes by default). A provider that asks for longer (a day's
+quota, a date in 2099, ``1e308``) is waited for ``max_wait``, then asked again: a wrong
+or overcautious header costs minutes, not the run, and a provider that still refuses
+fails the step as any transient failure does once its budget is spent. The semaphore
+that caps calls in flight is not held while waiting.
+
+The policy's ``clock`` and ``sleep`` time every wait of a retry: tests pass a fake clock
+whose ``sleep`` moves it, so that no test waits and none reads the machine's clock.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
-from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from langtree.errors import Diagnostic, StructureError
-from langtree.runtime.faults import ErrorClassifier
+from langtree.runtime.faults import ErrorClassifier, retry_after
 
-__all__ = ["RetryPolicy"]
+__all__ = ["RetryPolicy", "RetryWait"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryWait:
+    """The wait before a transient retry.
+
+    Attributes:
+        seconds: How long it is.
+        asked: What the provider's ``Retry-After`` asked for (``None``: it said nothing,
+            and ``seconds`` is a backoff).
+
+    Examples:
+        >>> RetryWait(seconds=2.0, asked=2.0).note
+        'waiting 2 s for the provider before the retry, as it asked (Retry-After)'
+    """
+
+    seconds: float
+    asked: float | None = None
+
+    @property
+    def note(self) -> str | None:
+        """What the trace says of a wait the provider asked for (``None``: a backoff)."""
+        if self.asked is None:
+            return None
+        if self.asked > self.seconds:
+            return (
+                f"waiting {self.seconds:g} s for the provider before the retry: it asked for "
+                f"{self.asked:g} s (Retry-After), more than RetryPolicy.max_wait"
+            )
+        return (
+            f"waiting {self.seconds:g} s for the provider before the retry, as it asked "
+            "(Retry-After)"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +75,9 @@ class RetryPolicy:
             not counted); ``0`` fails the step at the first one.
         initial_delay: Seconds before the first retry (before jitter).
         max_delay: The longest backoff before a retry (a provider's ``Retry-After`` is
-            honoured as given).
+            honoured up to ``max_wait`` instead).
+        max_wait: The longest wait for a provider's ``Retry-After``, in seconds: a
+            provider that asks for longer is waited for this long, then asked again.
         multiplier: How much the wait grows from one retry to the next.
         jitter: Whether each wait is drawn between half and all of its nominal value.
         transient_errors: Further exception classes to treat as transient: a list, a
@@ -42,6 +85,10 @@ class RetryPolicy:
         classifier: A function that names the kind of an error it recognises
             (``"transient"``, ``"invalid_output"`` or ``"permanent"``) and returns
             ``None`` for the others; asked before LangTree's own rules.
+        clock: Seconds since the epoch (default ``time.time``): counts down to a
+            ``Retry-After`` date and times the model's pause.
+        sleep: Waits that many seconds (default ``asyncio.sleep``); a fake ``clock``
+            needs a ``sleep`` that moves it.
 
     Raises:
         StructureError: ``transient_errors`` is not a collection of exception classes
@@ -53,15 +100,21 @@ class RetryPolicy:
         [1.0, 2.0, 4.0, 5.0]
         >>> policy.delay(1, retry_after=7.5, rng=random.Random(0))
         7.5
+        >>> policy.delay(1, retry_after=100_000, rng=random.Random(0))
+        300.0
     """
 
     max_retries: int = 5
     initial_delay: float = 0.5
     max_delay: float = 30.0
+    max_wait: float = 300.0
     multiplier: float = 2.0
     jitter: bool = True
     transient_errors: Collection[type[BaseException]] = ()
     classifier: ErrorClassifier | None = None
+    # Left out of the repr: the defaults' reprs hold memory addresses.
+    clock: Callable[[], float] = field(default=time.time, repr=False)
+    sleep: Callable[[float], Awaitable[object]] = field(default=asyncio.sleep, repr=False)
 
     def __post_init__(self) -> None:
         # The classes are checked here, not with the other settings: `isinstance()` takes
@@ -69,16 +122,30 @@ class RetryPolicy:
         # TypeError at the first failed call, deep inside a run that has paid for calls.
         object.__setattr__(self, "transient_errors", _exception_classes(self.transient_errors))
 
+    def wait(self, retry: int, error: BaseException | None, *, rng: random.Random) -> RetryWait:
+        """The wait before transient retry number ``retry`` (1 for the first), after a call
+        that raised ``error``: what its ``Retry-After`` asks for (read on ``clock``), up to
+        ``max_wait``, else a backoff.
+
+        Args:
+            retry: Which retry this is.
+            error: What the failed call raised, when it raised.
+            rng: The source of the jitter.
+        """
+        asked = None if error is None else retry_after(error, now=self.clock())
+        return RetryWait(seconds=self.delay(retry, retry_after=asked, rng=rng), asked=asked)
+
     def delay(self, retry: int, *, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before transient retry number ``retry`` (1 for the first).
 
         Args:
             retry: Which retry this is.
-            retry_after: What the provider asked for, when it did.
+            retry_after: What the provider asked for, when it did (at most ``max_wait``
+                of it is waited).
             rng: The source of the jitter.
         """
         if retry_after is not None:
-            return max(retry_after, 0.0)
+            return min(max(retry_after, 0.0), self.max_wait)
         nominal = min(self.max_delay, self.initial_delay * self.multiplier ** (retry - 1))
         return rng.uniform(nominal / 2, nominal) if self.jitter else nominal
 
@@ -90,12 +157,16 @@ class RetryPolicy:
             or self.max_retries < 0
         ):
             yield f"max_retries must be a whole number of at least 0, got {self.max_retries!r}"
-        for name in ("initial_delay", "max_delay"):
+        for name in ("initial_delay", "max_delay", "max_wait"):
             value = getattr(self, name)
             if not _finite(value) or value < 0:
                 yield f"{name} must be a number of seconds of at least 0, got {value!r}"
         if not _finite(self.multiplier) or self.multiplier < 1:
             yield f"multiplier must be at least 1, got {self.multiplier!r}"
+        for name, what in (("clock", "seconds since the epoch"), ("sleep", "an awaitable")):
+            value = getattr(self, name)
+            if not callable(value):
+                yield f"{name} must be a function returning {what}, got {value!r}"
 
 
 def _exception_classes(value: object) -> tuple[type[BaseException], ...]:

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from langtree.runtime.answer_files import AnswerFiles
-from langtree.runtime.call import Cooldown
+from langtree.runtime.cooldown import Cooldown
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.settings import RunSettings
 from langtree.runtime.usage import UsageMeter

@@ -6,8 +6,13 @@ loop of its first call and fails on any other (or once that loop is closed).
 
 import _thread
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +22,8 @@ from pydantic import Field, PrivateAttr
 from langtree import RunInterrupted, RunStructure, TreeNode
 from langtree.runtime import LLMProvider, RunResult
 from langtree.testing import FakeChatModel, FakeRequest
+
+REPOSITORY = Path(__file__).parent.parent.parent
 
 
 class LoopBoundModel(FakeChatModel):
@@ -176,3 +183,102 @@ def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
         f"The run was interrupted after {len(error.result.trace)} model call(s), "
         f"{len(finished)} of them with a usable answer; error.result holds what had finished"
     )
+
+
+CTRL_C_SCRIPT = '''
+import asyncio
+import os
+import signal
+
+from pydantic import Field
+
+from langtree import RunInterrupted, RunStructure, TreeNode
+from langtree.runtime import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+class Item(TreeNode):
+    """Describe one item."""
+
+    name: str
+    blurb: str = Field(description="One sentence about the item.")
+
+
+class TaskCatalogue(TreeNode):
+    """Describe every item of a catalogue."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+
+async def respond(request):
+    # The fifth call presses Ctrl-C, then takes half a minute: only stopping the run
+    # ends it sooner, and no other call is in flight (max_concurrency=1).
+    if len(model.calls) == 5:
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(30)
+    return {"blurb": "A fine thing."}
+
+
+model = FakeChatModel(respond)
+structure = RunStructure(provider=LLMProvider({"default": model}))
+structure.add(TaskCatalogue)
+
+
+def run():
+    try:
+        structure.run(
+            {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(40)]}},
+            max_concurrency=1,
+        )
+    except RunInterrupted as error:
+        print(error)
+        raise
+    finally:
+        print(f"calls started after Ctrl-C: {len(model.calls) - 5}")
+
+
+async def main():
+    run()
+'''
+
+CTRL_C_CALLERS = [
+    pytest.param("run()\n", id="script"),
+    # A kernel runs its loop without asyncio.run's own Ctrl-C handling.
+    pytest.param("asyncio.new_event_loop().run_until_complete(main())\n", id="notebook"),
+    # asyncio.run's handler cancels the main task, which is blocked in run().
+    pytest.param("asyncio.run(main())\n", id="asyncio-run"),
+]
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("caller", CTRL_C_CALLERS)
+def test_ctrl_c_stops_a_run_that_a_script_an_event_loop_or_asyncio_run_waits_for(
+    caller: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text(CTRL_C_SCRIPT + caller)
+
+    finished = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=REPOSITORY,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        # A shell without job control starts background jobs with SIGINT ignored, and a
+        # child inherits that: give the script the Ctrl-C a terminal would.
+        preexec_fn=_default_sigint,
+    )
+
+    # The uncaught RunInterrupted ends each caller alike: with status 1 (Python ends a
+    # process with SIGINT's status only for a KeyboardInterrupt of that exact class).
+    assert (finished.returncode, finished.stdout) == (
+        1,
+        "The run was interrupted after 4 model call(s), 4 of them with a usable answer; "
+        "error.result holds what had finished\n"
+        "calls started after Ctrl-C: 0\n",
+    ), finished.stderr

@@ -682,8 +682,9 @@ def test_wrong_run_settings_in_the_config_are_reported_together() -> None:
 
     assert [d.message for d in caught.value.diagnostics] == [
         "Unknown setting 'deadlin'",
-        "retry has no setting 'max_retry'; its settings are 'classifier', 'initial_delay', "
-        "'jitter', 'max_delay', 'max_retries', 'multiplier', 'transient_errors'",
+        "retry has no setting 'max_retry'; its settings are 'classifier', 'clock', "
+        "'initial_delay', 'jitter', 'max_delay', 'max_retries', 'max_wait', 'multiplier', "
+        "'sleep', 'transient_errors'",
         "call_timeout must be a number of seconds above 0 or None, got 0",
     ]
     assert caught.value.diagnostics[0].hint == "did you mean 'deadline'?"

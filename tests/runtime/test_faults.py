@@ -674,8 +674,12 @@ def with_headers(headers: object) -> Exception:
     return failure(response=SimpleNamespace(headers=headers))
 
 
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC).timestamp()
+"""The clock's reading for every call of ``retry_after``: no test reads the machine's."""
+
+
 def http_date(offset: timedelta, *, zone: bool = True) -> str:
-    moment = datetime.now(UTC) + offset
+    moment = datetime.fromtimestamp(NOW, UTC) + offset
     return format_datetime(moment if zone else moment.replace(tzinfo=None), usegmt=zone)
 
 
@@ -697,14 +701,36 @@ def http_date(offset: timedelta, *, zone: bool = True) -> str:
     ],
 )
 def test_retry_after_reads_the_headers(headers: dict[str, str], seconds: float) -> None:
-    assert retry_after(with_headers(headers)) == seconds
+    assert retry_after(with_headers(headers), now=NOW) == seconds
 
 
 @pytest.mark.parametrize("zone", [True, False], ids=["gmt", "zoneless"])
 def test_retry_after_counts_down_to_an_http_date(zone: bool) -> None:
     headers = {"retry-after": http_date(timedelta(seconds=120), zone=zone)}
 
-    assert retry_after(with_headers(headers)) == pytest.approx(120, abs=3)
+    assert retry_after(with_headers(headers), now=NOW) == 120.0
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        pytest.param("100000", 100_000.0, id="a-day-and-more"),
+        pytest.param("1e308", 1e308, id="1e308"),
+        pytest.param(
+            "Thu, 01 Jan 2099 00:00:00 GMT",
+            datetime(2099, 1, 1, tzinfo=UTC).timestamp() - NOW,
+            id="date-in-2099",
+        ),
+        pytest.param(
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp() - NOW,
+            id="last-date",
+        ),
+    ],
+)
+def test_retry_after_gives_a_long_wait_as_asked(value: str, seconds: float) -> None:
+    # RetryPolicy.max_wait caps what is waited; retry_after says what was asked.
+    assert retry_after(with_headers({"retry-after": value}), now=NOW) == seconds
 
 
 @pytest.mark.parametrize(
@@ -716,6 +742,11 @@ def test_retry_after_counts_down_to_an_http_date(zone: bool) -> None:
         pytest.param({"retry-after": "inf"}, id="infinity"),
         pytest.param({"retry-after": "1e999"}, id="overflow"),
         pytest.param({"retry-after": "Wed, 32 Oct 2015 07:28:00 GMT"}, id="bad-date"),
+        pytest.param({"retry-after": "Sat, 01 Jan 10000 00:00:00 GMT"}, id="year-10000"),
+        pytest.param(
+            {"retry-after": "Wed, 21 Oct 99999999999999999999 07:28:00 GMT"}, id="huge-year"
+        ),
+        pytest.param({"retry-after": "Wed, 21 Oct 2015 07:28:00 +9999"}, id="bad-offset"),
         pytest.param({"retry-after-ms": "nan"}, id="nan-ms"),
         pytest.param({"retry-after": b"2"}, id="bytes"),
         pytest.param({"x-request-id": "req_1"}, id="absent"),
@@ -724,7 +755,7 @@ def test_retry_after_counts_down_to_an_http_date(zone: bool) -> None:
     ],
 )
 def test_retry_after_without_a_usable_header_is_none(headers: object) -> None:
-    assert retry_after(with_headers(headers)) is None
+    assert retry_after(with_headers(headers), now=NOW) is None
 
 
 @pytest.mark.parametrize(
@@ -736,7 +767,7 @@ def test_retry_after_without_a_usable_header_is_none(headers: object) -> None:
     ],
 )
 def test_retry_after_of_an_error_without_a_response_is_none(error: BaseException) -> None:
-    assert retry_after(error) is None
+    assert retry_after(error, now=NOW) is None
 
 
 @pytest.mark.parametrize(
@@ -754,19 +785,19 @@ def test_retry_after_of_an_error_without_a_response_is_none(error: BaseException
     ],
 )
 def test_retry_after_reads_the_attribute(value: object, seconds: float | None) -> None:
-    assert retry_after(failure(retry_after=value)) == seconds
+    assert retry_after(failure(retry_after=value), now=NOW) == seconds
 
 
 def test_a_header_wins_over_the_attribute() -> None:
     error = failure(response=SimpleNamespace(headers={"retry-after": "2"}), retry_after=9)
 
-    assert retry_after(error) == 2.0
+    assert retry_after(error, now=NOW) == 2.0
 
 
 def test_retry_after_reads_headers_on_the_error_itself() -> None:
     error = failure(headers={"Retry-After": "6"})
 
-    assert retry_after(error) == 6.0
+    assert retry_after(error, now=NOW) == 6.0
 
 
 @pytest.mark.parametrize(
@@ -790,25 +821,25 @@ def test_retry_after_reads_headers_on_the_error_itself() -> None:
     ],
 )
 def test_retry_after_of_sdk_errors(make: ErrorFactory, seconds: float | None) -> None:
-    assert retry_after(make()) == seconds
+    assert retry_after(make(), now=NOW) == seconds
 
 
 def test_retry_after_reads_the_cause() -> None:
     error = caused(RuntimeError("call failed"), failure(retry_after=5))
 
-    assert retry_after(error) == 5.0
+    assert retry_after(error, now=NOW) == 5.0
 
 
 def test_retry_after_prefers_the_error_to_its_cause() -> None:
     error = caused(failure(retry_after=1), failure(retry_after=5))
 
-    assert retry_after(error) == 1.0
+    assert retry_after(error, now=NOW) == 1.0
 
 
 def test_retry_after_does_not_read_the_cause_of_a_langtree_error() -> None:
     error = caused(ExecutionError("the run failed"), failure(retry_after=5))
 
-    assert retry_after(error) is None
+    assert retry_after(error, now=NOW) is None
 
 
 # --- describe_failure ---------------------------------------------------------------------

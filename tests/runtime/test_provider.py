@@ -321,6 +321,28 @@ def retry_problem(problem: str) -> tuple[str, str]:
             retry_problem("multiplier must be at least 1, got 0.5"),
             id="retry-multiplier",
         ),
+        pytest.param(
+            {"retry": RetryPolicy(max_wait=-60)},
+            retry_problem("max_wait must be a number of seconds of at least 0, got -60"),
+            id="retry-max-wait",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(max_wait=float("inf"))},
+            retry_problem("max_wait must be a number of seconds of at least 0, got inf"),
+            id="retry-max-wait-unbounded",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(clock=1700000000.0)},  # type: ignore[arg-type]
+            retry_problem(
+                "clock must be a function returning seconds since the epoch, got 1700000000.0"
+            ),
+            id="retry-clock",
+        ),
+        pytest.param(
+            {"retry": RetryPolicy(sleep=None)},  # type: ignore[arg-type]
+            retry_problem("sleep must be a function returning an awaitable, got None"),
+            id="retry-sleep",
+        ),
     ],
 )
 def test_model_config_setting_that_is_wrong_is_reported(
