@@ -68,6 +68,7 @@ from langtree.runtime.replies import (
     Reading,
     answered_by,
     feedback_message,
+    finish_reason,
     problem_text,
     raw_text,
     read_reply,
@@ -157,6 +158,7 @@ class _Call:
         waited: float,
         truncated: bool = False,
         answered_by: str | None = None,
+        finish_reason: str | None = None,
         replayed: bool = False,
     ) -> TraceRecord:
         return TraceRecord(
@@ -175,6 +177,7 @@ class _Call:
             failure=failure,
             truncated=truncated,
             answered_by=answered_by,
+            finish_reason=finish_reason,
             waited=waited,
             replayed=replayed,
         )
@@ -367,6 +370,7 @@ class StepCall:
             failure=None if valid is not None else "invalid_output",
             truncated=reading.truncated,
             answered_by=answered_by(reading.message),
+            finish_reason=finish_reason(reading.message),
             waited=waited,
         )
         return _Attempt(output=valid, record=record)

@@ -5,13 +5,17 @@ Off, at no cost, unless the ``opentelemetry-api`` package is installed (the extr
 (``trace.set_tracer_provider(...)``, as any OpenTelemetry setup does). Then a run is one
 span (``langtree.run``); each step instance a child span (``langtree.step <step id>``,
 ``langtree.transform <step id>`` for a transform); and each model call a child of its
-step's span, named ``chat <model>`` with the GenAI attributes: ``gen_ai.operation.name``
-(``chat``), ``gen_ai.provider.name`` and ``gen_ai.request.model`` (from the chat model's
-LangSmith parameters), ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` and
-``gen_ai.usage.output_tokens`` when the provider reports usage, and ``error.type`` for a
-failed call. Message content is recorded (``gen_ai.input.messages``,
-``gen_ai.output.messages``) only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-is ``true``, the switch OpenTelemetry's GenAI instrumentations use.
+step's span, of kind ``CLIENT``, named ``chat <model>`` with the GenAI attributes:
+``gen_ai.operation.name`` (``chat``), ``gen_ai.provider.name`` and
+``gen_ai.request.model`` (from the chat model's LangSmith parameters),
+``server.address`` and ``server.port`` where the model has a base URL,
+``gen_ai.response.model``, ``gen_ai.response.finish_reasons`` when the provider says why
+the model stopped, ``gen_ai.usage.input_tokens`` and ``gen_ai.usage.output_tokens`` when
+it reports usage, and ``error.type`` for a failed call (the conventions of
+https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/). Message content is
+recorded (``gen_ai.input.messages``, ``gen_ai.output.messages``) only when
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``true``, the switch
+OpenTelemetry's GenAI instrumentations use.
 
 A call's span is made when its trace record is: it starts ``latency`` seconds before
 (a retry's backoff is not part of it), so the spans need no hook inside the call itself.
@@ -26,6 +30,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable
 
@@ -43,19 +48,50 @@ CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelIdentity:
-    """What the GenAI conventions call a model: its provider and its name."""
+    """What the GenAI conventions call a model: its provider and its name, and the
+    server it is called on (``None``: not known, such as a model in the process)."""
 
     provider: str
     name: str
+    address: str | None = None
+    port: int | None = None
+
+
+# Where LangChain's chat models keep the URL they call (ChatOpenAI, ChatAnthropic,
+# ChatOllama, Azure and others), in the order looked for.
+_BASE_URLS = ("openai_api_base", "base_url", "anthropic_api_url", "api_base", "endpoint")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
 def model_identity(key: str, model: Runnable[Any, Any]) -> ModelIdentity:
     """The provider and model name a chat model reports to LangSmith (``_get_ls_params``),
-    else its class and the provider's key."""
+    else its class and the provider's key; and the server of its base URL."""
     chat_model = primary_chat_model(model)
     params: Mapping[str, object] = chat_model._get_ls_params() if chat_model is not None else {}
     provider = params.get("ls_provider") or type(chat_model or model).__name__
-    return ModelIdentity(provider=str(provider), name=str(params.get("ls_model_name") or key))
+    address, port = _server(chat_model)
+    return ModelIdentity(
+        provider=str(provider),
+        name=str(params.get("ls_model_name") or key),
+        address=address,
+        port=port,
+    )
+
+
+def _server(model: object) -> tuple[str | None, int | None]:
+    """The host and port of the URL a chat model calls, when it keeps one."""
+    url = next(
+        (value for name in _BASE_URLS if isinstance(value := getattr(model, name, None), str)),
+        None,
+    )
+    parts = urlsplit(url) if url else None
+    if parts is None or not parts.hostname:
+        return None, None
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:  # a port that is not a number: the host alone is still known
+        port = None
+    return parts.hostname, port
 
 
 def run_tracer() -> RunTracer | None:
@@ -124,8 +160,11 @@ class RunTracer:
         """A model call's span, below the current span (its step instance's)."""
         model = self.models.get(record.model, ModelIdentity(provider="", name=record.model))
         end = time.time_ns()
+        from opentelemetry.trace import SpanKind
+
         span = self.tracer.start_span(
             f"chat {model.name}",
+            kind=SpanKind.CLIENT,
             start_time=end - int(record.latency * 1e9),
             attributes=self._call_attributes(record, model),
         )
@@ -147,8 +186,14 @@ class RunTracer:
             "langtree.sample": record.sample,
             "langtree.replayed": record.replayed,
         }
+        if model.address is not None:
+            attributes["server.address"] = model.address
+        if model.port is not None:
+            attributes["server.port"] = model.port
         if record.answered_by:
             attributes["gen_ai.response.model"] = record.answered_by
+        if record.finish_reason:
+            attributes["gen_ai.response.finish_reasons"] = [record.finish_reason]
         usage = record.usage or {}
         for reported, name in (("input_tokens", "input"), ("output_tokens", "output")):
             if isinstance(usage.get(reported), int):

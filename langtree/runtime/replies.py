@@ -31,6 +31,7 @@ __all__ = [
     "Reading",
     "answered_by",
     "feedback_message",
+    "finish_reason",
     "problem_text",
     "raw_text",
     "read_reply",
@@ -165,11 +166,19 @@ def _json_object(text: str) -> tuple[object, str | None]:
     return value, None
 
 
-def _truncated(message: AIMessage) -> bool:
-    """Whether the provider says it stopped at the output limit."""
+def finish_reason(message: AIMessage | None) -> str | None:
+    """Why the provider says the model stopped (``response_metadata``), if it says:
+    OpenAI's ``finish_reason``, Anthropic's ``stop_reason``, Ollama's ``done_reason``."""
+    if message is None:
+        return None
     metadata = message.response_metadata
     reasons = (metadata.get(key) for key in ("finish_reason", "stop_reason", "done_reason"))
-    return any(str(reason).lower() in ("length", "max_tokens") for reason in reasons if reason)
+    return next((str(reason) for reason in reasons if reason), None)
+
+
+def _truncated(message: AIMessage) -> bool:
+    """Whether the provider says it stopped at the output limit."""
+    return str(finish_reason(message)).lower() in ("length", "max_tokens")
 
 
 def _excerpt(text: str, limit: int = 120) -> str:

@@ -61,6 +61,9 @@ class TraceRecord:
         truncated: Whether the provider said the answer stopped at its output limit.
         answered_by: The model name the provider reported (``response_metadata``), which
             tells which model of a ``with_fallbacks`` chain answered.
+        finish_reason: Why the provider said the model stopped (``"stop"``,
+            ``"tool_calls"``, ``"length"``...; ``None``: it did not say, or the call
+            raised).
         waited: Seconds waited before the call: a retry's backoff or ``Retry-After``,
             or a rate-limit cooldown of the model.
         replayed: Whether the answer came from the run's journal or response cache
@@ -86,6 +89,7 @@ class TraceRecord:
     failure: FailureKind | None = None
     truncated: bool = False
     answered_by: str | None = None
+    finish_reason: str | None = None
     waited: float = 0.0
     replayed: bool = False
     note: str | None = None
@@ -116,6 +120,7 @@ class TraceRecord:
             "failure": self.failure,
             "truncated": self.truncated,
             "answered_by": self.answered_by,
+            "finish_reason": self.finish_reason,
             "waited": self.waited,
             "note": self.note,
         }

@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
+from opentelemetry.trace import SpanKind  # noqa: E402
 from opentelemetry.util._once import Once  # noqa: E402
 
 
@@ -99,10 +100,13 @@ def test_a_run_is_a_span_with_a_span_per_step_instance_and_per_call(
         "gen_ai.provider.name": "fakechatmodel",
         "gen_ai.request.model": "langtree-fake",
         "gen_ai.response.model": "langtree-fake",
+        "gen_ai.response.finish_reasons": ("stop",),
         "gen_ai.usage.input_tokens": attributes["gen_ai.usage.input_tokens"],
         "gen_ai.usage.output_tokens": attributes["gen_ai.usage.output_tokens"],
     }
     assert isinstance(attributes["gen_ai.usage.input_tokens"], int)
+    assert {call.kind for call in calls} == {SpanKind.CLIENT}
+    assert "server.address" not in attributes  # a model in the process has no server
     assert attributes["langtree.attempt"] == 1
     [transform] = [s for s in finished if s.name == "langtree.transform task.report:count"]
     assert transform.parent is not None
@@ -155,3 +159,28 @@ def test_message_content_only_when_switched_on(
     assert answer == [
         {"role": "assistant", "parts": [{"type": "text", "content": '{"summary": "summary 1"}'}]}
     ]
+
+
+class ServedModel(FakeChatModel):
+    """A fake model that says, as provider models do, which URL it calls."""
+
+    base_url: str = "http://127.0.0.1:8081/v1"
+
+
+@pytest.mark.parametrize(
+    ("url", "server"),
+    [
+        ("http://127.0.0.1:8081/v1", {"server.address": "127.0.0.1", "server.port": 8081}),
+        ("https://api.example.com/v1", {"server.address": "api.example.com", "server.port": 443}),
+        ("http://models.internal/v1", {"server.address": "models.internal", "server.port": 80}),
+    ],
+    ids=["port", "https", "http"],
+)
+def test_a_call_span_names_the_server_of_the_models_base_url(
+    spans: InMemorySpanExporter, url: str, server: dict[str, object]
+) -> None:
+    run_report(ServedModel(base_url=url))
+
+    (call, *_) = [s for s in spans.get_finished_spans() if s.name == "chat langtree-fake"]
+    attributes = dict(call.attributes or {})
+    assert {key: attributes[key] for key in attributes if key.startswith("server.")} == server
