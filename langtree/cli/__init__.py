@@ -22,7 +22,8 @@ Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does no
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
 environment errors (bad arguments, a missing file, an ``--input`` that cannot be read, is
 not a JSON object or lacks inputs the run needs, a ``--model`` that cannot be built, a
-``--config`` that cannot be read or whose settings ``RunStructure`` refuses); 130
+``--config`` that cannot be read or whose settings ``RunStructure`` refuses, standard
+output or a dataset's ``--output`` that cannot be written, e.g. on a full disk); 130
 Ctrl-C; 141 the reader of the output went away (``langtree run ... | head -1``), the
 status a shell reports for a program ended by a broken pipe. Each error is one message
 without a traceback.
@@ -31,7 +32,6 @@ without a traceback.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,6 +39,7 @@ from pathlib import Path
 from langtree import __version__
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
 from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
 from langtree.display import fenced
@@ -62,29 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _build_parser().parse_args(argv)
     try:
         status = int(arguments.handler(arguments))
-        sys.stdout.flush()
+        flush_stdout()
     except LangTreeError as error:
         print(f"langtree: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return BROKEN_PIPE
     return status
-
-
-def _silence_stdout() -> None:
-    """Point stdout at the null device, so Python's final flush meets no broken pipe.
-
-    What Python's documentation advises for a program whose output is piped into
-    ``head`` (see "Note on SIGPIPE" in the ``signal`` module's documentation).
-    """
-    try:
-        descriptor = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, descriptor)
-    os.close(devnull)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -155,10 +141,10 @@ def _check(arguments: argparse.Namespace) -> int:
     structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax or diagnostics_of(structure)
     for diagnostic in diagnostics:
-        print(diagnostic.render_compiler())
+        emit(diagnostic.render_compiler())
     errors = sum(diagnostic.severity == "error" for diagnostic in diagnostics)
     warnings = len(diagnostics) - errors
-    print(
+    emit(
         f"checked {len(structure.tasks)} task(s), {len(classes)} node class(es): "
         f"{errors} error(s), {warnings} warning(s)"
     )
@@ -170,7 +156,7 @@ def _graph(arguments: argparse.Namespace) -> int:
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, "")
-    print(structure.plan(inputs).to_mermaid())
+    emit(structure.plan(inputs).to_mermaid())
     return 0
 
 
@@ -181,7 +167,7 @@ def _prompts(arguments: argparse.Namespace) -> int:
         return 1
     inputs = read_inputs(arguments.input, structure, task_name)
     prompts = structure.prompts(inputs, variables=variables_from(arguments.var))
-    print(_prompts_markdown(prompts))
+    emit(_prompts_markdown(prompts))
     over = [prompt for prompt in prompts if prompt.over_budget]
     for prompt in over:
         print(

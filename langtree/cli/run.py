@@ -14,6 +14,7 @@ from langtree.api import RunStructure
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, require_inputs, variables_from
 from langtree.cli.models import model_keys, named_provider, provider_for
+from langtree.cli.output import emit
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
@@ -228,7 +229,7 @@ def run_tree(arguments: argparse.Namespace) -> int:
         _report(failure, result.trace, started)
         return 1
     output = task_output(result, task_name)
-    print(json.dumps(output, indent=2, ensure_ascii=False))
+    emit(json.dumps(output, indent=2, ensure_ascii=False))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
     return 0
 
@@ -261,7 +262,7 @@ def _dry_run(
             "--dry-run estimates one run, not a dataset\n"
             "  hint: pass one row's values as a .json file, or see `langtree prompts`"
         )
-    print(structure.prompts(inputs, variables).cost_markdown())
+    emit(structure.prompts(inputs, variables).cost_markdown())
     return 0
 
 
