@@ -8,15 +8,18 @@ prompt a run would send, with its token count, as Markdown. ``langtree run
 PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
 tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
 ``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
-``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. Every command takes
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``, and its errors name
+them by their flags (``langtree.cli.flags``). Every command takes
 ``--config SPEC``, the settings of ``RunStructure(config)`` (a ``.json`` file holding one
 object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
 any call. A run that fails, reaches a limit or is interrupted prints what had finished and
 exits with 1 (130 for Ctrl-C); so does a run that went on after failures
-(``on_error: "continue"``) and holds a task that does not validate. ``langtree
---version`` prints the installed version.
+(``on_error: "continue"``) and holds a task that does not validate. An option that
+cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-max-age``
+without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
+that hold no task an error (status 1). ``langtree --version`` prints the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
@@ -38,10 +41,16 @@ from pathlib import Path
 
 from langtree import __version__
 from langtree.cli.config import add_config_option, read_config
-from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
 from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
-from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
+from langtree.cli.trees import (
+    classes_in,
+    diagnostics_of,
+    has_tasks,
+    structure_of,
+    valid_structure,
+)
 from langtree.display import fenced
 from langtree.errors import LangTreeError
 from langtree.prompts.estimate import Prompts
@@ -140,6 +149,8 @@ def _check(arguments: argparse.Namespace) -> int:
     classes, diagnostics = classes_in(arguments.targets)
     structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax or diagnostics_of(structure)
+    if not diagnostics and not has_tasks(structure, arguments.targets, classes):
+        return 1
     for diagnostic in diagnostics:
         emit(diagnostic.render_compiler())
     errors = sum(diagnostic.severity == "error" for diagnostic in diagnostics)
@@ -162,11 +173,14 @@ def _graph(arguments: argparse.Namespace) -> int:
 
 def _prompts(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    structure = valid_structure([target], read_config(arguments.config))
+    config = read_config(arguments.config)
+    variables = variables_from(arguments.var)
+    structure = valid_structure([target], config)
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, task_name)
-    prompts = structure.prompts(inputs, variables=variables_from(arguments.var))
+    warn_unused_variables(structure, variables)
+    prompts = structure.prompts(inputs, variables=variables)
     emit(_prompts_markdown(prompts))
     over = [prompt for prompt in prompts if prompt.over_budget]
     for prompt in over:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from langtree.api import RunStructure
+from langtree.cli.flags import error_text
 from langtree.cli.inputs import json_value
 from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.errors import LangTreeError
@@ -97,7 +98,7 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
             return 130
         except RunLimitError as error:
             progress.finish()
-            print(f"langtree: error: {error}\n{_resume_hint(run)}", file=sys.stderr)
+            print(f"langtree: error: {error_text(error)}\n{_resume_hint(run)}", file=sys.stderr)
             return 1
         except OutputError as error:
             progress.finish()
@@ -281,8 +282,9 @@ def _written_row(output: Path, number: int, value: dict[str, object] | None) -> 
 def _line(row: RowResult, task_name: str) -> dict[str, object]:
     """The row's result line: an error for a row that failed, also one whose run went on
     (``on_error: "continue"``) and holds a task that does not validate."""
-    if row.result is None or not row.ok:
-        return {"row": row.index, "error": str(row.error)}
+    if row.error is not None:
+        return {"row": row.index, "error": error_text(row.error)}
+    assert row.result is not None  # a row without an error ran to its result
     return {"row": row.index, "output": task_output(row.result, task_name)}
 
 
