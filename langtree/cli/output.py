@@ -19,7 +19,7 @@ from langtree.errors import LangTreeError
 __all__ = ["LineFile", "OutputError", "StandardLines", "emit", "flush_stdout", "silence_stdout"]
 
 
-class OutputError(LangTreeError):
+class OutputError(LangTreeError, OSError):
     """Standard output or a results file refused what was written (a full disk)."""
 
 
