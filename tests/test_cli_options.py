@@ -332,3 +332,19 @@ def test_a_dataset_stopped_by_a_limit_names_the_flag_that_raises_it(
     errors = [json.loads(line)["error"] for line in out.splitlines()]
     assert errors
     assert all(error.endswith("\n  hint: raise --max-calls") for error in errors)
+
+
+def test_a_journal_that_is_the_cache_too_is_refused_without_python_in_the_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    answers = tmp_path / "answers.sqlite"
+
+    status, out, err = shown(capsys, *RUN_REVIEW, "--journal", answers, "--cache", answers)
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: The run's journal and its cache are the same file "
+        f"({str(answers)!r})\n"
+        "  hint: a journal already replays the calls it holds: give the run either a "
+        "journal or a cache, or two different files\n"
+    )
