@@ -13,6 +13,7 @@ LangTreeError
  ├── ShapeError (also TypeError)             a field type the tree cannot hold
  ├── ConversionError (also ValueError)       a value a field's type cannot take
  ├── UnknownPathError (also KeyError)        a path no write of a run recorded
+ ├── OutputError (also OSError)              the command line's output refused a write
  └── ExecutionError (also RuntimeError)      a run that failed
       ├── StepFailedError                    a step instance got no usable output
       ├── RunLimitError                      a deadline or usage limit reached
@@ -23,7 +24,8 @@ KeyboardInterrupt
 
 `ShapeError` becomes a diagnostic of the `StructureError` that `validate()` raises, and
 `ConversionError` the message of an `ExecutionError`, where users meet them;
-`UnknownPathError` comes from `RunResult.provenance()`. Every `ExecutionError` raised
+`UnknownPathError` comes from `RunResult.provenance()`, `OutputError` from the
+``langtree`` command (``langtree.cli.output``). Every `ExecutionError` raised
 once a run has started, and `RunInterrupted`, carry what the run had finished
 (``.result``).
 

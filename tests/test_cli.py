@@ -484,17 +484,6 @@ def test_run_stops_at_its_call_limit_with_status_1(capsys: pytest.CaptureFixture
     assert lines[-1].startswith("langtree: 1 call(s), ")
 
 
-def test_a_wrong_run_setting_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = run_review(
-        capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--call-timeout", "0"
-    )
-
-    assert status == 2
-    assert err.startswith(
-        "langtree: error: call_timeout must be a number of seconds above 0 or None, got 0.0\n"
-    )
-
-
 # --- modules that do not import, inputs that cannot be read, closed output --------------
 
 NOT_IMPORTABLE = [

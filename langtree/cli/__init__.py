@@ -8,23 +8,27 @@ prompt a run would send, with its token count, as Markdown. ``langtree run
 PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints the filled
 tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
 ``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
-``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``. Every command takes
+``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``, and its errors name
+them by their flags (``langtree.cli.flags``). Every command takes
 ``--config SPEC``, the settings of ``RunStructure(config)`` (a ``.json`` file holding one
 object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
 any call. A run that fails, reaches a limit or is interrupted prints what had finished and
 exits with 1 (130 for Ctrl-C); so does a run that went on after failures
-(``on_error: "continue"``) and holds a task that does not validate. ``langtree journal
-salvage OLD NEW`` copies the answers of a damaged journal that can still be read into a
-new journal (see ``langtree.cli.journal``). ``langtree --version`` prints the installed
-version.
+(``on_error: "continue"``) and holds a task that does not validate. An option that
+cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-max-age``
+without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
+that hold no task an error (status 1). ``langtree journal salvage OLD NEW`` copies the
+answers of a damaged journal that can still be read into a new journal (see
+``langtree.cli.journal``). ``langtree --version`` prints the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
 environment errors (bad arguments, a missing file, an ``--input`` that cannot be read, is
 not a JSON object or lacks inputs the run needs, a ``--model`` that cannot be built, a
-``--config`` that cannot be read or whose settings ``RunStructure`` refuses); 130
+``--config`` that cannot be read or whose settings ``RunStructure`` refuses, standard
+output or a dataset's ``--output`` that cannot be written, e.g. on a full disk); 130
 Ctrl-C; 141 the reader of the output went away (``langtree run ... | head -1``), the
 status a shell reports for a program ended by a broken pipe. Each error is one message
 without a traceback.
@@ -33,17 +37,23 @@ without a traceback.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langtree import __version__
 from langtree.cli.config import add_config_option, read_config
-from langtree.cli.inputs import read_inputs, variables_from
+from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
 from langtree.cli.journal import add_journal_command
+from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
-from langtree.cli.trees import classes_in, diagnostics_of, structure_of, valid_structure
+from langtree.cli.trees import (
+    classes_in,
+    diagnostics_of,
+    has_tasks,
+    structure_of,
+    valid_structure,
+)
 from langtree.display import fenced
 from langtree.errors import LangTreeError
 from langtree.prompts.estimate import Prompts
@@ -65,29 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _build_parser().parse_args(argv)
     try:
         status = int(arguments.handler(arguments))
-        sys.stdout.flush()
+        flush_stdout()
     except LangTreeError as error:
         print(f"langtree: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return BROKEN_PIPE
     return status
-
-
-def _silence_stdout() -> None:
-    """Point stdout at the null device, so Python's final flush meets no broken pipe.
-
-    What Python's documentation advises for a program whose output is piped into
-    ``head`` (see "Note on SIGPIPE" in the ``signal`` module's documentation).
-    """
-    try:
-        descriptor = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, descriptor)
-    os.close(devnull)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -158,11 +153,13 @@ def _check(arguments: argparse.Namespace) -> int:
     classes, diagnostics = classes_in(arguments.targets)
     structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax or diagnostics_of(structure)
+    if not diagnostics and not has_tasks(structure, arguments.targets, classes):
+        return 1
     for diagnostic in diagnostics:
-        print(diagnostic.render_compiler())
+        emit(diagnostic.render_compiler())
     errors = sum(diagnostic.severity == "error" for diagnostic in diagnostics)
     warnings = len(diagnostics) - errors
-    print(
+    emit(
         f"checked {len(structure.tasks)} task(s), {len(classes)} node class(es): "
         f"{errors} error(s), {warnings} warning(s)"
     )
@@ -174,18 +171,21 @@ def _graph(arguments: argparse.Namespace) -> int:
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, "")
-    print(structure.plan(inputs).to_mermaid())
+    emit(structure.plan(inputs).to_mermaid())
     return 0
 
 
 def _prompts(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
-    structure = valid_structure([target], read_config(arguments.config))
+    config = read_config(arguments.config)
+    variables = variables_from(arguments.var)
+    structure = valid_structure([target], config)
     if structure is None:
         return 1
     inputs = read_inputs(arguments.input, structure, task_name)
-    prompts = structure.prompts(inputs, variables=variables_from(arguments.var))
-    print(_prompts_markdown(prompts))
+    warn_unused_variables(structure, variables)
+    prompts = structure.prompts(inputs, variables=variables)
+    emit(_prompts_markdown(prompts))
     over = [prompt for prompt in prompts if prompt.over_budget]
     for prompt in over:
         print(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from langtree.api import RunStructure
+from langtree.dsl.hints import suggest
 from langtree.errors import LangTreeError
 from langtree.structure.annotations import render_type
 from langtree.structure.tree import NodeField, task_tag
@@ -159,10 +162,40 @@ def _json_kind(value: object) -> str:
 
 
 def variables_from(pairs: list[str]) -> dict[str, object]:
+    """The external variables that the ``--var NAME=VALUE`` options give.
+
+    Raises:
+        LangTreeError: An option is not ``NAME=VALUE``, or gives a variable a second,
+            different value (one of the two would go unused, unsaid).
+    """
     variables: dict[str, object] = {}
     for pair in pairs:
         name, equals, value = pair.partition("=")
         if not equals:
             raise LangTreeError(f"--var takes NAME=VALUE, got {pair!r}")
+        if variables.get(name, value) != value:
+            raise LangTreeError(
+                f"--var {name!r} is given twice, as {variables[name]!r} and as {value!r}\n"
+                "  hint: give each variable once"
+            )
         variables[name] = value
     return variables
+
+
+def warn_unused_variables(structure: RunStructure, variables: Mapping[str, object]) -> None:
+    """Say on standard error which ``--var`` no task's text uses (its value would reach
+    no prompt), and the closest variable that one does use."""
+    used = structure.external_variables()
+    listed = ", ".join(repr(name) for name in used)
+    others = (
+        f"the tasks' external variables are {listed}"
+        if used
+        else "the tasks use no external variable"
+    )
+    for name in variables:
+        if name not in used:
+            print(
+                f"langtree: warning: --var {name!r}: no task's text uses {{{name}}}; "
+                f"{suggest(name, used, fallback=others)}",
+                file=sys.stderr,
+            )

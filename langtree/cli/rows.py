@@ -10,7 +10,9 @@ command again with the same ``--output`` skips the rows it already holds an outp
 and appends the others, so a dataset run stopped by Ctrl-C (or anything else) resumes;
 with ``--journal`` the rows that were in flight replay their finished calls too. A last
 line that a run stopped mid-write left cut off is dropped (standard error says so), and
-its row runs again.
+its row runs again. An output that refuses a result (a full disk) stops the run: the
+part of the line written is cut back, and the error says how many rows' results the file
+holds; running the same command once there is room resumes it.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from langtree.api import RunStructure
+from langtree.cli.flags import error_text
 from langtree.cli.inputs import json_value
+from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.errors import LangTreeError
 from langtree.runtime.dataset import RowResult, listed_positions
 from langtree.runtime.failure import RunLimitError, StepFailedError
@@ -85,21 +88,39 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     )
     # Closed here, whatever ends the loop: an iteration left open would be closed only
     # when the interpreter clears it, after LangTree's loop has stopped.
-    with _appending(run.output) as out, contextlib.closing(rows):
+    with _results(run.output) as results, contextlib.closing(rows):
         try:
             for row in rows:
-                out.write(json.dumps(_line(row, run.task_name), ensure_ascii=False) + "\n")
-                out.flush()
+                results.add(json.dumps(_line(row, run.task_name), ensure_ascii=False))
         except KeyboardInterrupt:
             progress.finish()
             print(_resume_hint(run), file=sys.stderr)
             return 130
         except RunLimitError as error:
             progress.finish()
-            print(f"langtree: error: {error}\n{_resume_hint(run)}", file=sys.stderr)
+            print(f"langtree: error: {error_text(error)}\n{_resume_hint(run)}", file=sys.stderr)
             return 1
+        except OutputError as error:
+            progress.finish()
+            held = len(written) + results.lines
+            raise _not_written(run, error, held=held, total=total) from None
     progress.finish()
     return 1 if progress.failed else 0
+
+
+def _not_written(run: RowsRun, error: OutputError, *, held: int, total: int) -> OutputError:
+    """The output refused a result (a full disk): what it holds, and how to go on."""
+    if run.output is None:
+        return OutputError(
+            f"{error}; it took the results of {held} of the {total} rows\n"
+            "  hint: give --output FILE.jsonl: running the same command again then resumes "
+            "where it stopped"
+        )
+    return OutputError(
+        f"{error}; it holds the results of {held} of the {total} rows\n"
+        "  hint: free space on its disk, then run the same command again: it runs the rows "
+        "the file lacks"
+    )
 
 
 def _check_written(run: RowsRun, written: frozenset[int], total: int) -> None:
@@ -261,8 +282,9 @@ def _written_row(output: Path, number: int, value: dict[str, object] | None) -> 
 def _line(row: RowResult, task_name: str) -> dict[str, object]:
     """The row's result line: an error for a row that failed, also one whose run went on
     (``on_error: "continue"``) and holds a task that does not validate."""
-    if row.result is None or not row.ok:
-        return {"row": row.index, "error": str(row.error)}
+    if row.error is not None:
+        return {"row": row.index, "error": error_text(row.error)}
+    assert row.result is not None  # a row without an error ran to its result
     return {"row": row.index, "output": task_output(row.result, task_name)}
 
 
@@ -273,16 +295,16 @@ def task_output(result: RunResult, task_name: str) -> object:
 
 
 @contextlib.contextmanager
-def _appending(output: Path | None) -> Iterator[IO[str]]:
-    """The output file, opened to append (standard output when there is none)."""
+def _results(output: Path | None) -> Iterator[LineFile | StandardLines]:
+    """Where the results go: the output file, opened to append, or standard output.
+
+    Raises:
+        OutputError: The file cannot be opened.
+    """
     if output is None:
-        yield sys.stdout
+        yield StandardLines()
         return
-    try:
-        file = output.open("a", encoding="utf-8")
-    except OSError as error:
-        raise LangTreeError(f"Cannot write results to {str(output)!r}: {error}") from None
-    with file:
+    with LineFile(output) as file:
         yield file
 
 

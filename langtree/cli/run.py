@@ -7,26 +7,28 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.cli.config import add_config_option, read_config
-from langtree.cli.inputs import read_inputs, require_inputs, variables_from
+from langtree.cli.flags import add_run_flags, error_text, run_options
+from langtree.cli.inputs import (
+    read_inputs,
+    require_inputs,
+    variables_from,
+    warn_unused_variables,
+)
 from langtree.cli.models import model_keys, named_provider, provider_for
+from langtree.cli.output import emit
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
 from langtree.errors import LangTreeError
-from langtree.runtime.cache import ResponseCache
 from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
-from langtree.runtime.methods import METHOD_CHOICES
 from langtree.runtime.progress import RunProgress
 from langtree.runtime.progress_bar import LiveLine
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import TraceRecord
-from langtree.runtime.settings import RunOptions
-from langtree.runtime.usage import UsageLimits
 from langtree.structure.config import ConfigInput
 from langtree.structure.tree import task_tag
 
@@ -77,103 +79,24 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "model) and exit, building no model",
     )
     add_config_option(command, run=True)
-    _add_run_settings(command)
+    add_run_flags(command)
     command.set_defaults(handler=run_tree)
-
-
-def _add_run_settings(command: argparse.ArgumentParser) -> None:
-    settings = command.add_argument_group("run settings")
-    settings.add_argument(
-        "--method",
-        choices=METHOD_CHOICES,
-        help="how structured output is asked for (default: auto); for a chat model, not "
-        "for an LLMProvider, which sets it per model with ModelConfig",
-    )
-    for flag, kind, meaning in (
-        ("--max-concurrency", int, "the most model calls in flight (default 16)"),
-        ("--max-retries", int, "how many times invalid output is asked for again (default 2)"),
-        ("--call-timeout", float, "seconds one call may take before it is retried"),
-        ("--deadline", float, "seconds the whole run may take"),
-        ("--max-calls", int, "the most model calls the run may make, retries included"),
-        ("--max-tokens", int, "the most tokens (prompt and completion) the run may use"),
-    ):
-        metavar = "SECONDS" if kind is float else "N"
-        settings.add_argument(flag, type=kind, metavar=metavar, help=meaning)
-    settings.add_argument(
-        "--journal",
-        type=Path,
-        metavar="FILE.sqlite",
-        help="record every answer in this SQLite file, and replay the answers it holds: a "
-        "run that stopped resumes without repeating a finished call",
-    )
-    settings.add_argument(
-        "--journal-max-age",
-        type=float,
-        metavar="SECONDS",
-        help="ask again for the journal's answers older than this",
-    )
-    cache = settings.add_mutually_exclusive_group()
-    cache.add_argument(
-        "--cache",
-        type=Path,
-        metavar="FILE.sqlite",
-        help="a response cache: replay the answers of any earlier run it holds, and add "
-        "this run's (instead of the provider's cache)",
-    )
-    cache.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="bypass the provider's response cache: ask every model anew",
-    )
-    settings.add_argument(
-        "--cache-max-age",
-        type=float,
-        metavar="SECONDS",
-        help="with --cache: ask again for the cache's answers older than this",
-    )
-
-
-def _run_options(arguments: argparse.Namespace, limits: UsageLimits) -> RunOptions:
-    """The run settings the options give, which override the config's; ``--max-calls``
-    and ``--max-tokens`` replace those figures of the config's ``limits``, not the rest."""
-    options: RunOptions = {}
-    for name in ("max_concurrency", "max_retries", "call_timeout", "deadline"):
-        value = getattr(arguments, name)
-        if value is not None:
-            options[name] = value
-    if arguments.journal is not None:
-        options["journal"] = arguments.journal
-    if arguments.journal_max_age is not None:
-        options["journal_max_age"] = arguments.journal_max_age
-    if arguments.cache_max_age is not None and arguments.cache is None:
-        raise LangTreeError(
-            "--cache-max-age applies to the cache given with --cache\n"
-            "  hint: add --cache FILE.sqlite, or set max_age on the provider's "
-            "ResponseCache(...)"
-        )
-    if arguments.cache is not None:
-        options["cache"] = ResponseCache(arguments.cache, max_age=arguments.cache_max_age)
-    if arguments.no_cache:
-        options["cache"] = False
-    given = {"calls": arguments.max_calls, "total_tokens": arguments.max_tokens}
-    if any(value is not None for value in given.values()):
-        options["usage_limits"] = replace(
-            limits, **{name: value for name, value in given.items() if value is not None}
-        )
-    return options
 
 
 def run_tree(arguments: argparse.Namespace) -> int:
     target, _, task_name = arguments.target.partition(":")
     config = read_config(arguments.config)
+    rows = is_rows_file(arguments.input)
+    _check_dataset_flags(arguments, rows=rows)
+    options = run_options(arguments, RunStructure(config).settings)
+    variables = variables_from(arguments.var)
     checked = valid_structure([target], config)
     if checked is None:
         return 1
-    rows = is_rows_file(arguments.input)
     inputs = {} if rows else read_inputs(arguments.input, checked, task_name, unwrap=True)
     if not rows:
         require_inputs(checked, inputs, task_name, arguments.input)
-    variables = variables_from(arguments.var)
+    warn_unused_variables(_running(checked, task_name, config), variables)
     keys = model_keys(checked, inputs)
     if arguments.dry_run:
         # The costs go under the keys of the provider that --model names, as the run's
@@ -182,7 +105,6 @@ def run_tree(arguments: argparse.Namespace) -> int:
         return _dry_run(_running(checked, task_name, config, unbuilt), inputs, variables, rows=rows)
     provider = provider_for(arguments.model, keys, arguments.method)
     structure = _running(checked, task_name, config, provider)
-    limits = structure.settings.usage_limits
     if rows:
         assert arguments.input is not None
         source = RowsRun(
@@ -190,20 +112,14 @@ def run_tree(arguments: argparse.Namespace) -> int:
             output=arguments.output,
             task_name=task_name,
             variables=variables,
-            options=_run_options(arguments, limits),
+            options=options,
             ordered=not arguments.as_completed,
         )
         return run_rows(structure, source)
-    if arguments.output is not None:
-        raise LangTreeError(
-            "--output is for a dataset run: --input FILE.jsonl, one row per line\n"
-            "  hint: without a .jsonl input, the filled tasks are printed; redirect them "
-            "with > FILE.json"
-        )
     line = LiveLine() if sys.stderr.isatty() else None
     progress = _progress(structure.prompts(inputs, variables).cost.calls, line)
     started = time.perf_counter()
-    runnable = structure.build(variables, **_run_options(arguments, limits))
+    runnable = structure.build(variables, **options)
     try:
         result = runnable.invoke(inputs, config={"callbacks": [progress]})
     except (StepFailedError, RunLimitError, RunInterrupted) as error:
@@ -219,9 +135,31 @@ def run_tree(arguments: argparse.Namespace) -> int:
         _report(failure, result.trace, started)
         return 1
     output = task_output(result, task_name)
-    print(json.dumps(output, indent=2, ensure_ascii=False))
+    emit(json.dumps(output, indent=2, ensure_ascii=False))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
     return 0
+
+
+def _check_dataset_flags(arguments: argparse.Namespace, *, rows: bool) -> None:
+    """Refuse the flags of a dataset run in a run of one set of inputs.
+
+    Raises:
+        LangTreeError: Naming the flag, and what it is for.
+    """
+    if rows:
+        return
+    if arguments.output is not None:
+        raise LangTreeError(
+            "--output is for a dataset run: --input FILE.jsonl, one row per line\n"
+            "  hint: without a .jsonl input, the filled tasks are printed; redirect them "
+            "with > FILE.json"
+        )
+    if arguments.as_completed:
+        raise LangTreeError(
+            "--as-completed is for a dataset run: --input FILE.jsonl, one row per line\n"
+            "  hint: without a .jsonl input, the filled tasks are printed once the run "
+            "finishes; leave --as-completed out"
+        )
 
 
 def _running(
@@ -252,7 +190,7 @@ def _dry_run(
             "--dry-run estimates one run, not a dataset\n"
             "  hint: pass one row's values as a .json file, or see `langtree prompts`"
         )
-    print(structure.prompts(inputs, variables).cost_markdown())
+    emit(structure.prompts(inputs, variables).cost_markdown())
     return 0
 
 
@@ -313,7 +251,7 @@ def _progress_line(
 
 def _report(error: BaseException, trace: Sequence[TraceRecord], started: float) -> None:
     """Why the run failed, then its summary line."""
-    print(f"langtree: error: {error}", file=sys.stderr)
+    print(f"langtree: error: {error_text(error)}", file=sys.stderr)
     print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
 
 

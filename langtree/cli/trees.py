@@ -55,7 +55,7 @@ def diagnostics_of(structure: RunStructure) -> list[Diagnostic]:
 
 def valid_structure(targets: Sequence[str], config: ConfigInput) -> RunStructure | None:
     """The tasks found, with the settings ``config``, validated; ``None`` after printing
-    the errors to stderr."""
+    the errors to stderr (or that there is no task)."""
     classes, diagnostics = classes_in(targets)
     structure, syntax = structure_of(classes, config)
     diagnostics = diagnostics or syntax
@@ -63,4 +63,28 @@ def valid_structure(targets: Sequence[str], config: ConfigInput) -> RunStructure
         diagnostics = [d for d in diagnostics_of(structure) if d.severity == "error"]
     for diagnostic in diagnostics:
         print(diagnostic.render_compiler(), file=sys.stderr)
-    return None if diagnostics else structure
+    if diagnostics or not has_tasks(structure, targets, classes):
+        return None
+    return structure
+
+
+def has_tasks(
+    structure: RunStructure, targets: Sequence[str], classes: Sequence[type[TreeNode]]
+) -> bool:
+    """Whether ``structure`` holds a task; if not, say so on stderr, naming the targets
+    and the node classes found in them (a file of nodes without their task, say)."""
+    if structure.tasks:
+        return True
+    where = ", ".join(repr(target) for target in targets)
+    found = (
+        f"the node classes there ({', '.join(cls.__name__ for cls in classes)}) are not tasks"
+        if classes
+        else "no TreeNode class is defined there"
+    )
+    print(
+        f"langtree: error: No task found in {where}: {found}\n"
+        "  hint: a root task is a TreeNode class named Task<Name>, e.g. "
+        "'class TaskReport(TreeNode): ...'",
+        file=sys.stderr,
+    )
+    return False

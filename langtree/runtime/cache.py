@@ -103,7 +103,7 @@ def open_cache(cache: ResponseCache, journal: Journal | None) -> Journal:
         raise ExecutionError(
             f"The run's journal and its cache are the same file ({str(journal.path)!r})\n"
             "  hint: a journal already replays the calls it holds: give the run either "
-            "journal= or cache=, or two different files"
+            "a journal or a cache, or two different files"
         )
     return Journal(cache.path, max_age=cache.max_age, preload=False, kind="cache")
 

@@ -143,6 +143,7 @@ class RunLimitError(ExecutionError):
             ``"output_tokens"`` or ``"total_tokens"``.
         allowed: The limit (seconds for the deadline).
         used: What the run had used when it stopped.
+        reached: The message without its hint: which limit, and where the run stopped.
         result: What the run had done when it stopped.
     """
 
@@ -152,15 +153,21 @@ class RunLimitError(ExecutionError):
         self.used = used
         self.result: RunResult | None = None
         if limit == "deadline":
-            message = f"The run reached its deadline of {allowed:g} s"
+            self.reached = f"The run reached its deadline of {allowed:g} s"
             hint = "pass a larger deadline=..., or lower the work per run"
         else:
-            message = (
+            self.reached = (
                 f"The run reached its limit of {allowed:,} {limit.replace('_', ' ')} "
                 f"({used:,} used){where}"
             )
             hint = f"raise usage_limits=UsageLimits({limit}=...)"
-        super().__init__(f"{message}\n  hint: {hint}; error.result holds what had finished")
+        super().__init__(f"{self.reached}\n  hint: {hint}; error.result holds what had finished")
+
+    @property
+    def setting(self) -> str:
+        """The run setting that sets the limit: ``"deadline"`` or
+        ``"usage_limits.<figure>"`` (``"usage_limits.calls"``)."""
+        return "deadline" if self.limit == "deadline" else f"usage_limits.{self.limit}"
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))

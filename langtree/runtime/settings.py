@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any, Literal, TypedDict
 
 from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError, StructureError, problems_error
 from langtree.prompts.asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
-from langtree.runtime.cache import CacheSetting, cache_problems
+from langtree.runtime.cache import CacheSetting, ResponseCache, cache_problems
 from langtree.runtime.rate_limit import RateLimit, RateLimiter
 from langtree.runtime.retry import RetryPolicy
 from langtree.runtime.usage import UsageLimits
@@ -29,6 +30,7 @@ __all__ = [
     "RUN_SETTING_KEYS",
     "RunOptions",
     "RunSettings",
+    "setting_problems",
 ]
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -155,6 +157,42 @@ class RunSettings:
 
 
 RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSettings))
+
+
+def setting_problems(setting: str, value: object) -> list[str]:
+    """What is wrong with ``value`` given for one run setting alone (for a caller that
+    names the settings its own way, as the command line does with its flags).
+
+    Args:
+        setting: A name of `RunSettings` (``"max_concurrency"``), or, for one setting of
+            a setting that holds several, both names (``"usage_limits.calls"``,
+            ``"retry.max_retries"``, ``"cache.max_age"``): its problems are then said as
+            that setting says them.
+        value: The value.
+
+    Raises:
+        StructureError: A ``retry.transient_errors`` that is not a list of exception
+            classes (``RetryPolicy`` refuses it as it is built).
+
+    Examples:
+        >>> setting_problems("max_concurrency", 0)
+        ['max_concurrency must be at least 1, got 0']
+        >>> setting_problems("usage_limits.calls", 0)
+        ['calls must be a whole number of at least 1 or None, got 0']
+    """
+    name, _, part = setting.partition(".")
+    if part:
+        return list(_HOLDERS[name](**{part: value}).problems())
+    return list(replace(RunSettings(), **{name: value}).problems())  # type: ignore[arg-type]
+
+
+_HOLDERS: Mapping[str, Callable[..., RetryPolicy | UsageLimits | ResponseCache]] = {
+    "retry": RetryPolicy,
+    "usage_limits": UsageLimits,
+    # A cache's max_age is checked apart from its file.
+    "cache": partial(ResponseCache, ""),
+}
+"""The settings that hold settings of their own, built from one of them."""
 
 
 def _converted(

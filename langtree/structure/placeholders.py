@@ -25,6 +25,7 @@ __all__ = [
     "TEMPLATE_VARIABLES",
     "Placeholder",
     "check_placeholders",
+    "external_variables",
     "find_placeholders",
     "placeholder_diagnostic",
 ]
@@ -120,7 +121,7 @@ class _NodeChecker:
             return f"Runtime variable {{{name}}} {reserved}", hint, False
         if name in self.names:
             return None
-        if self.variables is not None and self.variables.lookup(self.node.tag, name):
+        if self._assembly(name):
             return (
                 f"{{{name}}} names the assembly variable {name!r}; assembly variables "
                 "configure commands and are not prompt text",
@@ -128,7 +129,7 @@ class _NodeChecker:
                 f"value into it with 'prompt.{name}=...'",
                 False,
             )
-        if self.node.parent is None:
+        if self.is_external(name):
             return (
                 f"{{{name}}} is an external variable: supply it at run time",
                 f"pass variables={{'{name}': ...}} to run() or prompts()",
@@ -140,6 +141,45 @@ class _NodeChecker:
             "the literal braces as {{" + name + "}}",
             False,
         )
+
+    def is_external(self, name: str) -> bool:
+        """Whether ``{name}`` in the node's texts is an external variable: a name that
+        resolves to nothing in a root task's texts, for the caller to supply."""
+        return (
+            self.node.parent is None
+            and name not in TEMPLATE_VARIABLES
+            and reserved_runtime_name(name) is None
+            and name not in self.names
+            and not self._assembly(name)
+        )
+
+    def _assembly(self, name: str) -> bool:
+        return self.variables is not None and self.variables.lookup(self.node.tag, name) is not None
+
+
+def external_variables(
+    registry: NodeRegistry,
+    prompt_variables: Mapping[str, set[str]],
+    variables: AssemblyVariables | None = None,
+) -> set[str]:
+    """The names of the external variables the root tasks' texts use (each of which
+    `check_placeholders` warns about).
+
+    Args:
+        registry: The nodes.
+        prompt_variables: For each node tag, the names that ``prompt`` mappings make
+            resolvable in it (numbered names included).
+        variables: The assembly variables (a ``{name}`` naming one is an error, not an
+            external variable).
+    """
+    names: set[str] = set()
+    for node in registry:
+        if node.parent is None:
+            checker = _NodeChecker(registry, node, prompt_variables.get(node.tag, set()), variables)
+            for extraction in (node.extraction, *(f.extraction for f in node.fields)):
+                found = find_placeholders(extraction.text)
+                names.update(p.name for p in found if checker.is_external(p.name))
+    return names
 
 
 def _repeated(name: str, seen: set[str]) -> tuple[str, str, bool] | None:

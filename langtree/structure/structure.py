@@ -8,9 +8,10 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 
 from langtree.errors import Diagnostic, StructureError
-from langtree.structure.analysis import Analysis, analyse, replan
+from langtree.structure.analysis import Analysis, analyse, prompt_variable_names, replan
 from langtree.structure.config import ConfigInput, StructureConfig
 from langtree.structure.known import missing_inputs, supplied_fields
+from langtree.structure.placeholders import external_variables
 from langtree.structure.plan import ExecutionPlan
 from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField, build_task_nodes, task_tag
@@ -104,6 +105,14 @@ class TreeStructure:
     def warnings(self) -> tuple[Diagnostic, ...]:
         """The warnings `validate()` returns, also when the tasks have errors."""
         return self._analyse().warnings
+
+    def external_variables(self) -> tuple[str, ...]:
+        """The external variables the root tasks' texts use, sorted: each ``{name}`` there
+        that no field and no ``prompt`` mapping resolves, which ``variables=`` (or an
+        ``@all->prompt.external`` command) gives a value."""
+        analysis = self._analyse()
+        names = prompt_variable_names(list(analysis.flows))
+        return tuple(sorted(external_variables(self._registry, names, analysis.variables)))
 
     def get_node(self, tag: str) -> Node | None:
         """The node at ``tag`` (``task.report.sections``), or ``None``."""

@@ -182,8 +182,8 @@ def test_a_cache_that_is_the_run_journal_is_an_error_before_any_call(tmp_path: P
 
     assert str(caught.value) == (
         f"The run's journal and its cache are the same file ({str(path)!r})\n"
-        "  hint: a journal already replays the calls it holds: give the run either journal= "
-        "or cache=, or two different files"
+        "  hint: a journal already replays the calls it holds: give the run either a journal "
+        "or a cache, or two different files"
     )
     assert model.calls == []
 

@@ -315,6 +315,34 @@ def test_root_fields_are_not_external() -> None:
     assert diagnostics(TaskRootFields) == ()
 
 
+class SectionOfReport(TreeNode):
+    """Summarise the section for {tone} readers."""
+
+    tone: str = "busy"
+    summary: str
+
+
+class TaskReportFor(TreeNode):
+    """
+    Write {title} for {audience}, in {style}.
+
+    {PROMPT_SUBTREE}
+    """
+
+    title: str
+    sections: list[SectionOfReport] = Field(description="Each in the voice of {brand}.")
+
+
+def test_external_variables_are_the_names_the_root_texts_leave_unresolved() -> None:
+    """Not a field's name, a template variable or a name below the root."""
+    structure = RunStructure()
+    structure.add(TaskExternal)
+    structure.add(TaskReportFor)
+    structure.add(TaskRootFields)
+
+    assert structure.external_variables() == ("audience", "brand", "source", "style")
+
+
 # --- Reserved names --------------------------------------------------------------------
 
 
