@@ -187,3 +187,24 @@ def test_a_dataset_on_standard_output_on_a_full_disk_says_how_far_it_got(
         "  hint: give --output FILE.jsonl: running the same command again then resumes "
         "where it stopped",
     ]
+
+
+def test_a_dataset_whose_journal_disk_fills_stops_every_row_and_says_how_to_resume(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    rows = long_rows(tmp_path / "rows.jsonl", 100)
+    output = tmp_path / "out.jsonl"
+    journal = small_disk / "journal.sqlite"
+    arguments = ("run", TARGET, "--input", str(rows), "--output", str(output))
+    arguments += ("--model", "fake", "--journal", str(journal))
+
+    stopped = langtree(*arguments)
+
+    assert stopped.returncode == 2, stopped.stderr
+    progress, error, *rest = stopped.stderr.splitlines()
+    assert PROGRESS.match(progress) is not None
+    assert error.startswith(f"langtree: error: The journal {str(journal)!r} could not be written")
+    assert "(database or disk is full)" in error
+    assert rest[-1] == "langtree: run the same command again to resume (same --output)", rest
+    written = [line["row"] for line in results(output)]
+    assert len(written) < 100

@@ -30,9 +30,10 @@ from langtree.api import RunStructure
 from langtree.cli.flags import error_text
 from langtree.cli.inputs import json_value
 from langtree.cli.output import LineFile, OutputError, StandardLines
-from langtree.errors import LangTreeError
+from langtree.errors import ExecutionError, LangTreeError
 from langtree.runtime.dataset import RowResult, listed_positions
-from langtree.runtime.failure import RunLimitError, StepFailedError
+from langtree.runtime.failure import RunLimitError
+from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import RunUsage
@@ -100,6 +101,11 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
             progress.finish()
             print(f"langtree: error: {error_text(error)}\n{_resume_hint(run)}", file=sys.stderr)
             return 1
+        except JournalWriteError as error:
+            # Every row stops (they share the file); what finished is kept, as at a limit.
+            progress.finish()
+            print(f"langtree: error: {error_text(error)}\n{_resume_hint(run)}", file=sys.stderr)
+            return 2
         except OutputError as error:
             progress.finish()
             held = len(written) + results.lines
@@ -371,5 +377,6 @@ def _trace(row: RowResult) -> tuple[TraceRecord, ...]:
     """The row's calls, those of a failed row's partial result included."""
     if row.result is not None:
         return row.result.trace
-    partial = row.error.result if isinstance(row.error, StepFailedError | RunLimitError) else None
-    return partial.trace if partial is not None else ()
+    # Every ExecutionError of a run carries what had finished (None before any call).
+    partial = row.error.result if isinstance(row.error, ExecutionError) else None
+    return partial.trace if isinstance(partial, RunResult) else ()
