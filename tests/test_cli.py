@@ -167,8 +167,8 @@ def test_graph_prints_the_plan_as_mermaid(capsys: pytest.CaptureFixture[str]) ->
     assert status == 0
     assert capsys.readouterr().out == (
         "flowchart TD\n"
-        '    s0["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
-        '    s1["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
+        '    s0["task.rate_review\nrating\nmodel: default, resample: 5"]\n'
+        '    s1["task.rate_review\nverdict\nmodel: default, resample: 5"]\n'
         "    s0 --> s1\n"
     )
 
@@ -197,8 +197,8 @@ def test_graph_draws_a_split_step_after_the_step_that_creates_its_node(
     assert status == 0
     assert capsys.readouterr().out == (
         "flowchart TD\n"
-        '    s0["task.book<br/>chapters"]\n'
-        '    s1["task.book.chapters[*]<br/>blurb<br/>model: fast"]\n'
+        '    s0["task.book\nchapters"]\n'
+        '    s1["task.book.chapters[#42;]\nblurb\nmodel: fast"]\n'
         "    s0 --> s1\n"
     )
 

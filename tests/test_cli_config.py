@@ -186,13 +186,12 @@ def test_graph_plans_with_the_default_modifier_of_the_config(
 
     assert shown(capsys, "graph", tree) == (
         0,
-        'flowchart TD\n    s0["task.pitch<br/>slogan"]\n    s1["task.pitch<br/>price"]\n'
-        "    s0 --> s1\n",
+        'flowchart TD\n    s0["task.pitch\nslogan"]\n    s1["task.pitch\nprice"]\n    s0 --> s1\n',
         "",
     )
     assert shown(capsys, "graph", tree, "--config", parallel) == (
         0,
-        'flowchart TD\n    s0["task.pitch<br/>slogan, price"]\n',
+        'flowchart TD\n    s0["task.pitch\nslogan, price"]\n',
         "",
     )
 

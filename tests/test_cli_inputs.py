@@ -72,8 +72,8 @@ def test_graph_draws_the_fields_the_inputs_give_as_known(
     assert (status, err) == (0, "")
     assert out == (
         "flowchart TD\n"
-        '    s0["task.rate_review<br/>rating<br/>model: default, resample: 5"]\n'
-        '    s1["task.rate_review<br/>verdict<br/>model: default, resample: 5"]\n'
+        '    s0["task.rate_review\nrating\nmodel: default, resample: 5"]\n'
+        '    s1["task.rate_review\nverdict\nmodel: default, resample: 5"]\n'
         "    s0 --> s1\n"
     )
 

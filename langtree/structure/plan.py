@@ -12,6 +12,7 @@ step.
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -116,17 +117,25 @@ class ExecutionPlan:
         raise KeyError(step_id)
 
     def to_mermaid(self) -> str:
-        """The plan as a Mermaid flowchart, one box per step, arrows from prerequisites."""
+        """The plan as a Mermaid flowchart, one box per step, arrows from prerequisites.
+
+        A box's label has a line for the node, one for its fields and one for what makes
+        them (a transform, a model, samples) when that is not the default model.
+        """
         names = {step.id: f"s{index}" for index, step in enumerate(self.steps)}
         lines = ["flowchart TD"]
         for step in self.steps:
-            label = f"{step.element_path}<br/>{', '.join(step.fields)}"
+            label = [step.element_path, ", ".join(step.fields)]
             extras = [f"transform: {step.transform.expression}"] if step.transform else []
             extras += [f"model: {step.model}"] if step.model else []
             extras += [f"resample: {step.resample}"] if step.resample > 1 else []
             if extras:
-                label += "<br/>" + ", ".join(extras)
-            lines.append(f'    {names[step.id]}["{_mermaid_text(label)}"]')
+                label.append(", ".join(extras))
+            # A newline inside the quotes is Mermaid's line break. `<br/>` is not: where
+            # the diagram's text passes through HTML before Mermaid reads it (nbconvert's
+            # HTML export of a notebook), the tag is taken as HTML and the lines run on.
+            text = "\n".join(_mermaid_text(line) for line in label)
+            lines.append(f'    {names[step.id]}["{text}"]')
         for step in self.steps:
             lines.extend(f"    {names[dep]} --> {names[step.id]}" for dep in step.depends_on)
         return "\n".join(lines)
@@ -165,9 +174,34 @@ def _made_by(step: PlanStep) -> str:
     return f"{model} ×{step.resample}" if step.resample > 1 else model
 
 
-def _mermaid_text(label: str) -> str:
-    """A label with the characters that would end a quoted Mermaid label escaped."""
-    return label.replace("&", "#amp;").replace('"', "#quot;")
+# Mermaid (version 11) reads a label's text as Markdown and HTML: `[*].items[*]` would
+# be drawn in italics, `<b>` taken as a tag, a `"` would end the label. Such characters
+# are written as Mermaid's entity codes (`#42;`), which every version draws as the
+# character itself; `#` too, which starts one.
+_MERMAID_CODES = str.maketrans(
+    {
+        char: f"#{name};"
+        for char, name in {
+            "#": "35",
+            "&": "amp",
+            '"': "quot",
+            "<": "lt",
+            ">": "gt",
+            "*": "42",
+            "`": "96",
+            "~": "126",
+            "\\": "92",
+        }.items()
+    }
+)
+# An underscore inside a word (`key_points`) is never emphasis in Markdown, and stays
+# readable; one at either end of a word is coded.
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def _mermaid_text(line: str) -> str:
+    """A line of a label, with the characters Mermaid would read as markup coded."""
+    return _EDGE_UNDERSCORE.sub("#95;", line.translate(_MERMAID_CODES))
 
 
 def build_plan(

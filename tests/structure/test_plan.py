@@ -692,9 +692,9 @@ def test_to_mermaid_draws_one_box_per_step_and_an_arrow_per_dependency() -> None
     assert plan_of(TaskScript).to_mermaid() == "\n".join(
         [
             "flowchart TD",
-            '    s0["task.script<br/>premise<br/>model: large"]',
-            '    s1["task.script.scenes[*]<br/>setting"]',
-            '    s2["task.script.scenes[*]<br/>action<br/>resample: 2"]',
+            '    s0["task.script\npremise\nmodel: large"]',
+            '    s1["task.script.scenes[#42;]\nsetting"]',
+            '    s2["task.script.scenes[#42;]\naction\nresample: 2"]',
             "    s0 --> s1",
             "    s0 --> s2",
         ]
@@ -707,7 +707,26 @@ class TaskQuoted(TreeNode):
 
 def test_to_mermaid_escapes_quotes_in_labels() -> None:
     assert plan_of(TaskQuoted).to_mermaid() == "\n".join(
-        ["flowchart TD", '    s0["task.quoted<br/>answer<br/>model: gpt #quot;4#quot; #amp; co"]']
+        ["flowchart TD", '    s0["task.quoted\nanswer\nmodel: gpt #quot;4#quot; #amp; co"]']
+    )
+
+
+class TaskMarked(TreeNode):
+    key_points: list[str] = Field(default=[])
+    score: int = Field(
+        description="""! transform("key_points | length * 2 ~ '<b>#1</b> _x_ `y` \\\\n'")"""
+    )
+
+
+def test_to_mermaid_codes_what_mermaid_would_read_as_markdown_or_html_in_labels() -> None:
+    # Drawn, the label reads exactly as the expression is written: nothing in italics,
+    # bold, struck through or code, no tag taken as HTML, no entity code decoded.
+    assert plan_of(TaskMarked).to_mermaid() == "\n".join(
+        [
+            "flowchart TD",
+            '    s0["task.marked\nscore\ntransform: key_points | length #42; 2 #126; '
+            "'#lt;b#gt;#35;1#lt;/b#gt; #95;x#95; #96;y#96; #92;n'\"]",
+        ]
     )
 
 

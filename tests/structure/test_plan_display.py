@@ -34,10 +34,10 @@ def test_a_plan_shows_as_a_mermaid_diagram_and_a_table_of_its_steps() -> None:
         "\n"
         "```mermaid\n"
         "flowchart TD\n"
-        "    s0[\"task.audit<br/>slug<br/>transform: topic | lower | replace(' ', '|')\"]\n"
-        '    s1["task.audit.findings[*]<br/>claim"]\n'
-        '    s2["task.audit<br/>title<br/>model: fast"]\n'
-        '    s3["task.audit<br/>verdict<br/>resample: 3"]\n'
+        "    s0[\"task.audit\nslug\ntransform: topic | lower | replace(' ', '|')\"]\n"
+        '    s1["task.audit.findings[#42;]\nclaim"]\n'
+        '    s2["task.audit\ntitle\nmodel: fast"]\n'
+        '    s3["task.audit\nverdict\nresample: 3"]\n'
         "    s1 --> s2\n"
         "    s0 --> s2\n"
         "    s1 --> s3\n"

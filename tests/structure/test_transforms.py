@@ -91,7 +91,7 @@ def test_the_plan_diagram_shows_the_expression() -> None:
     structure = RunStructure()
     structure.add(TaskResearch)
     mermaid = structure.plan({TaskResearch: {"topic": "t"}}).to_mermaid()
-    assert 's2["task.research<br/>count<br/>transform: findings | length"]' in mermaid
+    assert 's2["task.research\ncount\ntransform: findings | length"]' in mermaid
 
 
 def test_no_prompt_is_assembled_for_a_transform() -> None:
