@@ -11,7 +11,7 @@ paragraphs, S*P + S + 1 calls). Three ways alternate, in one process:
   baseline for what the calls themselves cost.
 
 With ``--ray``, the rows also run on a local Ray instance (``langtree.ray``, the
-``langtree[ray]`` extra), timed by wall clock since the work happens in other processes.
+``langtree-llm[ray]`` extra), timed by wall clock since the work happens in other processes.
 See benchmarks/README.md, "Dataset benchmark".
 """
 
@@ -112,7 +112,7 @@ def main() -> None:
 
 def ray_line(data: list[dict[object, object]], concurrency: int) -> str:
     """The same rows on a local Ray instance (wall clock; the work is in other processes)."""
-    import ray  # the langtree[ray] extra
+    import ray  # the langtree-llm[ray] extra
 
     from langtree.ray import run_on_ray
 

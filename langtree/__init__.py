@@ -31,7 +31,7 @@ from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
 
 try:
-    __version__ = version("langtree")
+    __version__ = version("langtree-llm")
 except PackageNotFoundError:  # imported from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 

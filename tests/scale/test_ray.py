@@ -14,9 +14,9 @@ from langtree.prompts.tokens import PromptTokens
 from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
 ray = pytest.importorskip(
-    "ray", reason="Ray is not installed: pip install 'langtree[ray]' (make test-ray does)"
+    "ray", reason="Ray is not installed: pip install 'langtree-llm[ray]' (make test-ray does)"
 )
-pytest.importorskip("ray.data", reason="Ray Data is missing: pip install 'langtree[ray]'")
+pytest.importorskip("ray.data", reason="Ray Data is missing: pip install 'langtree-llm[ray]'")
 
 from langtree.ray import SharedRateLimit, run_on_ray  # noqa: E402  (needs Ray)
 

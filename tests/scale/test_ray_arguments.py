@@ -85,5 +85,6 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         run_on_ray(structure, [])
 
     assert str(raised.value) == (
-        "running on Ray needs Ray Data, which is not installed\n  hint: pip install 'langtree[ray]'"
+        "running on Ray needs Ray Data, which is not installed\n"
+        "  hint: pip install 'langtree-llm[ray]'"
     )
