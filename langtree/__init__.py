@@ -1,7 +1,6 @@
 """LangTree: structured LLM generation described as a tree of Pydantic models."""
 
-from importlib.metadata import PackageNotFoundError, version
-
+from langtree._version import __version__ as __version__
 from langtree.api import RunStructure
 from langtree.dsl import parse_command
 from langtree.errors import (
@@ -29,11 +28,6 @@ from langtree.structure.registry import NodeRegistry
 from langtree.structure.tree import Node, NodeField
 from langtree.structure.tree_node import TreeNode
 from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
-
-try:
-    __version__ = version("langtree-llm")
-except PackageNotFoundError:  # imported from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "Asset",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from langtree._version import DISTRIBUTION
 from langtree.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -55,7 +56,7 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
         main(["--version"])
 
     assert caught.value.code == 0
-    assert capsys.readouterr().out == f"langtree {version('langtree-llm')}\n"
+    assert capsys.readouterr().out == f"langtree {version(DISTRIBUTION)}\n"
 
 
 def test_graph_draws_the_fields_the_inputs_give_as_known(

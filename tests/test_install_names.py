@@ -11,6 +11,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from langtree._version import DISTRIBUTION
+
 ROOT = Path(__file__).parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # `pip install langtree...`, `pip install 'langtree...[extra]'`, or a requirement string
@@ -39,7 +41,7 @@ def install_lines() -> list[tuple[str, str, list[str]]]:
 
 
 def test_the_distribution_is_not_named_as_the_import() -> None:
-    assert PROJECT["name"] == "langtree-llm"
+    assert PROJECT["name"] == DISTRIBUTION == "langtree-llm"
     assert PROJECT["scripts"] == {"langtree": "langtree.cli:main"}
 
 

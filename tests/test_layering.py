@@ -1,4 +1,9 @@
-"""The pipeline's stages import only earlier stages (dsl → structure → prompts → runtime)."""
+"""The pipeline's stages import only earlier stages (dsl → structure → prompts → runtime).
+
+Every import counts: at the top of a module or inside a function, and ``import langtree``
+or ``from langtree import ...`` too, which loads the package root and with it every
+stage the root exports (``api`` and all before it).
+"""
 
 import ast
 from pathlib import Path
@@ -8,6 +13,7 @@ import pytest
 PACKAGE = Path(__file__).parent.parent / "langtree"
 
 STAGES = {
+    "_version": 0,
     "errors": 0,
     "display": 0,
     "dsl": 1,
@@ -23,11 +29,12 @@ STAGES = {
 }
 
 
-def stage_of(module: str) -> int | None:
-    """The stage of a ``langtree.*`` module name (``None`` for the package itself)."""
+def stage_of(module: str) -> int:
+    """The stage of a ``langtree`` module name; the package root is the latest stage it
+    imports."""
     parts = module.split(".")
-    if parts[0] != "langtree" or len(parts) < 2:
-        return None
+    if len(parts) == 1:
+        return max(map(stage_of, imported_modules(PACKAGE / "__init__.py")))
     return STAGES[parts[1]]
 
 
@@ -39,7 +46,7 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return {name for name in names if name.startswith("langtree")}
+    return {name for name in names if name == "langtree" or name.startswith("langtree.")}
 
 
 def package_modules() -> list[Path]:
@@ -54,13 +61,8 @@ def package_modules() -> list[Path]:
 def test_module_imports_no_later_stage(path: Path) -> None:
     module = "langtree." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
     own = stage_of(module)
-    assert own is not None
 
-    later = sorted(
-        name
-        for name in imported_modules(path)
-        if (stage := stage_of(name)) is not None and stage > own
-    )
+    later = sorted(name for name in imported_modules(path) if stage_of(name) > own)
 
     assert later == [], f"{module} imports later stages: {later}"
 
@@ -74,3 +76,19 @@ def test_no_relative_imports() -> None:
     ]
 
     assert relative == []
+
+
+def test_the_package_root_is_the_stage_of_the_api() -> None:
+    assert stage_of("langtree") == STAGES["api"]
+
+
+def test_imports_inside_functions_and_of_the_package_root_are_seen(tmp_path: Path) -> None:
+    module = tmp_path / "late.py"
+    module.write_text(
+        "def build():\n"
+        "    from langtree import RunStructure\n"
+        "    import langtree.runtime.engine\n"
+        "    return RunStructure\n"
+    )
+
+    assert imported_modules(module) == {"langtree", "langtree.runtime.engine"}

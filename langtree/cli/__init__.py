@@ -41,7 +41,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from langtree import __version__
+from langtree._version import __version__
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
 from langtree.cli.journal import add_journal_command

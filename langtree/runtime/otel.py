@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.runnables import Runnable
 
+from langtree._version import __version__
 from langtree.runtime.methods import primary_chat_model
 from langtree.runtime.result import TraceRecord
 
@@ -103,8 +104,6 @@ def run_tracer() -> RunTracer | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return None
-    from langtree import __version__
-
     content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() == "true"
     return RunTracer(provider.get_tracer("langtree", __version__), content=content)
 
