@@ -36,7 +36,7 @@ from langtree.runtime.failure import RunLimitError
 from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.settings import RunOptions
-from langtree.runtime.usage import RunUsage
+from langtree.runtime.usage import run_tokens
 from langtree.structure.tree import task_tag
 
 __all__ = ["RowsRun", "is_rows_file", "run_rows", "task_output"]
@@ -340,10 +340,9 @@ class _Progress:
         self.done += 1
         self.failed += not row.ok
         trace = _trace(row)
-        usage = RunUsage.of_trace(trace)
-        self.calls += usage.calls
+        self.calls += sum(not record.replayed for record in trace)
         self.replayed += sum(record.replayed for record in trace)
-        self.tokens += usage.total_tokens
+        self.tokens += run_tokens(trace)
         if self.live:
             print(self.line(), end="\r", file=sys.stderr, flush=True)
 

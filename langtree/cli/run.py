@@ -29,6 +29,7 @@ from langtree.runtime.progress import RunProgress
 from langtree.runtime.progress_bar import LiveLine
 from langtree.runtime.provider import LLMProvider
 from langtree.runtime.result import TraceRecord
+from langtree.runtime.usage import run_tokens
 from langtree.structure.config import ConfigInput
 from langtree.structure.tree import task_tag
 
@@ -256,12 +257,7 @@ def _report(error: BaseException, trace: Sequence[TraceRecord], started: float) 
 
 
 def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:
-    """One line: calls, tokens (the provider's totals, else the prompts') and wall time."""
-    made = [record for record in trace if not record.replayed]
-    tokens = sum(_tokens(record) for record in made)
-    return f"langtree: {len(made)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
-
-
-def _tokens(record: TraceRecord) -> int:
-    total = record.usage.get("total_tokens") if record.usage else None
-    return total if isinstance(total, int) else record.token_count
+    """One line: calls, tokens (as far as a provider received or reported them, see
+    `run_tokens()`) and wall time."""
+    made = sum(not record.replayed for record in trace)
+    return f"langtree: {made} call(s), {run_tokens(trace)} tokens, {seconds:.2f}s wall time"
