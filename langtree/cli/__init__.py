@@ -14,9 +14,10 @@ them by their flags (``langtree.cli.flags``). Every command takes
 object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
-any call. A run that fails, reaches a limit or is interrupted prints what had finished and
-exits with 1 (130 for Ctrl-C); so does a run that went on after failures
-(``on_error: "continue"``) and holds a task that does not validate. An option that
+any call. A run that fails, reaches a limit or is interrupted prints what had finished (the
+JSON of a finished run, with the values written so far) and exits with 1 (130 for
+Ctrl-C, 2 for a journal that cannot record an answer); so does a run that went on after
+failures (``on_error: "continue"``) and holds a task that does not validate. An option that
 cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-max-age``
 without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
 that hold no task an error (status 1). ``langtree journal salvage OLD NEW`` copies the

@@ -22,7 +22,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from langtree.runtime.result import RunResult, TraceRecord
 from langtree.runtime.settings import RunOptions
 from langtree.runtime.usage import run_tokens
 from langtree.structure.tree import task_tag
+from langtree.structure.tree_node import TreeNode
 
 __all__ = ["RowsRun", "is_rows_file", "run_rows", "task_output"]
 
@@ -92,7 +93,9 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     with _results(run.output) as results, contextlib.closing(rows):
         try:
             for row in rows:
-                results.add(json.dumps(_line(row, run.task_name), ensure_ascii=False))
+                results.add(
+                    json.dumps(_line(row, structure.tasks, run.task_name), ensure_ascii=False)
+                )
         except KeyboardInterrupt:
             progress.finish()
             print(_resume_hint(run), file=sys.stderr)
@@ -285,19 +288,24 @@ def _written_row(output: Path, number: int, value: dict[str, object] | None) -> 
     return {row} if "output" in value else set()
 
 
-def _line(row: RowResult, task_name: str) -> dict[str, object]:
+def _line(row: RowResult, tasks: Mapping[str, type[TreeNode]], task_name: str) -> dict[str, object]:
     """The row's result line: an error for a row that failed, also one whose run went on
     (``on_error: "continue"``) and holds a task that does not validate."""
     if row.error is not None:
         return {"row": row.index, "error": error_text(row.error)}
     assert row.result is not None  # a row without an error ran to its result
-    return {"row": row.index, "output": task_output(row.result, task_name)}
+    return {"row": row.index, "output": task_output(row.result, tasks, task_name)}
 
 
-def task_output(result: RunResult, task_name: str) -> object:
-    """A run's filled tasks as JSON data: by class name, or the one task asked for."""
-    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
-    return tasks[next(iter(tasks))] if task_name else tasks
+def task_output(result: RunResult, tasks: Mapping[str, type[TreeNode]], task_name: str) -> object:
+    """A run's ``tasks`` (by tag) as JSON data, by class name, or the one task asked for:
+    each as `RunResult.dump()` gives it, or, for a task that does not validate (a run
+    that failed or stopped), the values the run had written (`RunResult.partial()`)."""
+    values = {
+        task.__name__: result.dump(tag) if tag in result.tasks else result.partial(tag)
+        for tag, task in tasks.items()
+    }
+    return values[next(iter(values))] if task_name else values
 
 
 @contextlib.contextmanager
