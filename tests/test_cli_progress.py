@@ -70,6 +70,63 @@ def test_no_colour_off_a_terminal() -> None:
     assert not colours(io.StringIO())
 
 
+# --- a dataset's line ------------------------------------------------------------------
+
+GREETING_SHOP = '''
+from pydantic import Field
+
+from langtree import TreeNode
+
+
+class TaskGreet(TreeNode):
+    """Greet the customers of the shop."""
+
+    greeting: str = Field(description="One sentence.")
+'''
+
+MARKING = """
+import sys
+
+from langtree.testing import FakeChatModel
+
+
+def reply(request):
+    # Marks on the terminal when the call is made: what the line showed before it.
+    sys.stderr.write("<call>")
+    return {"greeting": "Hello."}
+
+
+chat = FakeChatModel(reply)
+"""
+
+
+def test_a_dataset_shows_its_line_before_the_first_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "greeting.py").write_text(GREETING_SHOP)
+    (tmp_path / "marking.py").write_text(MARKING)
+    (tmp_path / "rows.jsonl").write_text('{"TaskGreet": {}}\n')
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    status = main(
+        [
+            "run",
+            str(tmp_path / "greeting.py"),
+            "--input",
+            str(tmp_path / "rows.jsonl"),
+            "--model",
+            f"{tmp_path / 'marking.py'}:chat",
+        ]
+    )
+
+    assert status == 0
+    assert terminal.getvalue().startswith(
+        "langtree: 0/1 rows, 0 calls, 0 tokens, ETA unknown\r<call>"
+    )
+
+
 # --- the summary's tokens ---------------------------------------------------------------
 
 GREETING = """
