@@ -10,6 +10,7 @@ from langtree.errors import (
     Diagnostic,
     ExecutionError,
     LangTreeError,
+    MissingVariablesError,
     StructureError,
 )
 from langtree.prompts.estimate import Cost, Prompts
@@ -46,6 +47,7 @@ __all__ = [
     "JournalWriteError",
     "LLMProvider",
     "LangTreeError",
+    "MissingVariablesError",
     "ModelConfig",
     "Node",
     "NodeField",

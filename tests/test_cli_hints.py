@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from langtree.cli import main
+from langtree.cli.hints import error_text
+from langtree.runtime.journal import JournalWriteError
 
 GREETING = '''
 from pydantic import Field
@@ -180,4 +182,17 @@ def test_every_missing_variable_gets_its_var(
     assert status == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "  hint: give --var audience=... --var tone=..."
+    )
+
+
+@pytest.mark.parametrize("kind", ["journal", "cache"])
+def test_a_read_only_file_is_told_with_its_flag(kind: str) -> None:
+    problem = f"The {kind} 'answers.sqlite' is read-only (a read-only file system): ..."
+    python = "copy it to a folder this process may write to, and give the run the copy"
+    error = JournalWriteError(problem, kind=kind, read_only=True, hint=python)
+
+    assert error_text(error) == (
+        f"{problem}\n"
+        f"  hint: to make new calls, copy the {kind} to a folder this process may write to, "
+        f"and give --{kind} the copy"
     )

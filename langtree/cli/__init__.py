@@ -44,6 +44,7 @@ from pathlib import Path
 
 from langtree import __version__
 from langtree.cli.config import add_config_option, read_config
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
 from langtree.cli.journal import add_journal_command
 from langtree.cli.output import emit, flush_stdout, silence_stdout
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = int(arguments.handler(arguments))
         flush_stdout()
     except LangTreeError as error:
-        print(f"langtree: error: {error}", file=sys.stderr)
+        print(f"langtree: error: {error_text(error)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         silence_stdout()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from langtree.api import RunStructure
-from langtree.cli.flags import error_text
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import json_value
 from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.cli.rows_progress import RowsProgress

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.cli.config import add_config_option, read_config
-from langtree.cli.flags import add_run_flags, error_text, run_options
+from langtree.cli.flags import add_run_flags, run_options
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import (
     read_inputs,
     require_inputs,
