@@ -9,6 +9,7 @@ from langtree.errors import (
     Diagnostic,
     ExecutionError,
     LangTreeError,
+    MissingVariablesError,
     StructureError,
 )
 from langtree.prompts.estimate import Cost, Prompts
@@ -40,6 +41,7 @@ __all__ = [
     "JournalWriteError",
     "LLMProvider",
     "LangTreeError",
+    "MissingVariablesError",
     "ModelConfig",
     "Node",
     "NodeField",

@@ -15,6 +15,7 @@ LangTreeError
  ├── UnknownPathError (also KeyError)        a path no write of a run recorded
  ├── OutputError (also OSError)              the command line's output refused a write
  └── ExecutionError (also RuntimeError)      a run that failed
+      ├── MissingVariablesError              external variables nobody gave a value
       ├── StepFailedError                    a step instance got no usable output
       ├── RunLimitError                      a deadline or usage limit reached
       └── JournalWriteError                  a journal that cannot record an answer
@@ -48,6 +49,7 @@ __all__ = [
     "Diagnostic",
     "ExecutionError",
     "LangTreeError",
+    "MissingVariablesError",
     "StructureError",
     "render_marker",
 ]
@@ -267,6 +269,33 @@ class ExecutionError(LangTreeError, RuntimeError):
     """
 
     result: object | None = None
+
+
+class MissingVariablesError(ExecutionError):
+    """The root tasks' texts use external variables that nothing gives a value, found
+    before any call (by `RunStructure.prompts()` and the runs).
+
+    Attributes:
+        names: The missing variables, sorted.
+        tasks: The tags of the root tasks whose texts use them, sorted.
+        problem: The message without its hint.
+    """
+
+    def __init__(self, names: Sequence[str], tasks: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.tasks = tuple(tasks)
+        self.problem = (
+            f"Missing external variable(s) {', '.join(repr(name) for name in self.names)}: "
+            f"the texts of {', '.join(repr(tag) for tag in self.tasks)} use them and nothing "
+            "supplies them"
+        )
+        example = ", ".join(f"{name!r}: ..." for name in self.names)
+        super().__init__(
+            f"{self.problem}\n  hint: pass variables={{{example}}} to prompts() or run()"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (MissingVariablesError, (self.names, self.tasks))
 
 
 def problems_error(problems: list[str], *, what: str, hint: str) -> ExecutionError:

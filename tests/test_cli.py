@@ -282,6 +282,8 @@ def test_prompts_reports_unreadable_inputs(
 
 REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
 SUMMARY = re.compile(r"^langtree: (\d+) call\(s\), \d+ tokens, \d+\.\d\ds wall time$")
+REVIEW_FIELDS = {"review", "rating", "rating_resampled_value", "verdict"}
+"""A filled review as ``RunResult.dump()`` gives it: the rating's mean beside it."""
 
 
 def run_review(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
@@ -309,7 +311,7 @@ def test_run_with_the_fake_model_prints_the_filled_task_as_json(
     assert status == 0
     output = json.loads(captured.out)
     task = output if suffix else output["TaskRateReview"]
-    assert set(task) == {"review", "rating", "verdict"}
+    assert set(task) == REVIEW_FIELDS
     assert task["review"].startswith("I've used this kettle")
     lines = captured.err.splitlines()
     assert re.fullmatch(r"langtree: (\d+)/\1 calls done, 0 failed", lines[-2])
@@ -341,7 +343,7 @@ def test_run_with_a_provider_from_a_module(
             f"{tmp_path / 'my_models.py'}:{attribute}",
         )
         assert status == 0, err
-        assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+        assert set(json.loads(out)["TaskRateReview"]) == REVIEW_FIELDS
 
 
 @pytest.mark.parametrize(
@@ -398,7 +400,7 @@ def test_run_reports_a_failed_step_with_status_1(
     )
 
     assert status == 1
-    assert out == ""
+    assert json.loads(out) == json.loads(REVIEW_INPUTS.read_text())
     lines = err.splitlines()
     assert SUMMARY.match(lines[-1])
     assert any(
@@ -420,11 +422,18 @@ def test_run_that_goes_on_after_a_failure_but_whose_task_does_not_validate_fails
     status = main(["run", tree, *options, "--input", str(inputs)])
 
     captured = capsys.readouterr()
-    assert (status, captured.out) == (1, "")
+    partial = {"sections": [{"title": "Costs", "summary": "In short."}, {"title": "BROKEN"}]}
+    assert (status, json.loads(captured.out)) == (
+        1,
+        partial if task else {"TaskSummarize": partial},
+    )
     lines = captured.err.splitlines()
     assert lines[0] == "langtree: 2/2 calls done, 1 failed"
     failure = SECTIONS_FAILURE.replace("sections.0", "sections.1")
-    assert "\n".join(lines[1:-1]) == f"langtree: error: {failure}"
+    assert "\n".join(lines[1:-2]) == f"langtree: error: {failure}"
+    assert lines[-2] == (
+        "langtree: printed what had finished; partial, as they do not validate: TaskSummarize"
+    )
     assert SUMMARY.match(lines[-1])
 
 
@@ -437,7 +446,7 @@ def test_run_asks_for_structured_output_by_the_method_given(
     )
 
     assert status == 0, err
-    assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+    assert set(json.loads(out)["TaskRateReview"]) == REVIEW_FIELDS
 
 
 def test_method_does_not_apply_to_a_provider(
@@ -478,7 +487,8 @@ def test_run_stops_at_its_call_limit_with_status_1(capsys: pytest.CaptureFixture
         capsys, "--input", str(REVIEW_INPUTS), "--model", "fake", "--max-calls", "1"
     )
 
-    assert (status, out) == (1, "")
+    # What had finished: the review given, no rating yet.
+    assert (status, json.loads(out)) == (1, json.loads(REVIEW_INPUTS.read_text()))
     lines = err.splitlines()
     assert "langtree: error: The run reached its limit of 1 calls (1 used) before a call" in err
     assert lines[-1].startswith("langtree: 1 call(s), ")

@@ -222,7 +222,8 @@ def test_run_takes_the_run_settings_of_the_config(
 ) -> None:
     status, out, err = run_review(capsys, tmp_path, {"usage_limits": {"calls": 1}})
 
-    assert (status, out) == (1, "")
+    # What had finished: the review given, no rating yet.
+    assert (status, json.loads(out)) == (1, json.loads(REVIEW_INPUTS.read_text()))
     assert "langtree: error: The run reached its limit of 1 calls (1 used) before a call" in err
 
 
@@ -242,7 +243,12 @@ def test_the_options_of_run_override_the_run_settings_of_the_config(
 
     assert stopped == 1
     assert status == 0, err
-    assert set(json.loads(out)["TaskRateReview"]) == {"review", "rating", "verdict"}
+    assert set(json.loads(out)["TaskRateReview"]) == {
+        "review",
+        "rating",
+        "rating_resampled_value",
+        "verdict",
+    }
 
 
 def test_max_calls_keeps_the_other_limits_of_the_config(
@@ -252,7 +258,8 @@ def test_max_calls_keeps_the_other_limits_of_the_config(
 
     status, out, err = run_review(capsys, tmp_path, config, "--max-calls", "100")
 
-    assert (status, out) == (1, "")
+    # What had finished: the review given, no rating yet.
+    assert (status, json.loads(out)) == (1, json.loads(REVIEW_INPUTS.read_text()))
     assert "langtree: error: The run reached its limit of 1 total tokens (0 used)" in err
 
 

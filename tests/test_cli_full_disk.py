@@ -12,6 +12,7 @@ from typing import BinaryIO
 import pytest
 
 from tests.test_cli_rows import PROGRESS, ROOT, TARGET, results
+from tests.test_cli_stopped import CATALOGUE, items
 
 DISK_FULL = "[Errno 28] No space left on device"
 
@@ -189,6 +190,17 @@ def test_a_dataset_on_standard_output_on_a_full_disk_says_how_far_it_got(
     ]
 
 
+def journal_full(journal: Path) -> list[str]:
+    """The error of a journal on a full disk, in flags: what finished is printed or kept
+    in --output, not in Python's error.result."""
+    return [
+        f"langtree: error: The journal {str(journal)!r} could not be written (database or "
+        "disk is full): the run stopped",
+        "  hint: free space on its disk, or give --journal a file on another disk; running "
+        "the same command again replays the answers the journal holds",
+    ]
+
+
 def test_a_dataset_whose_journal_disk_fills_stops_every_row_and_says_how_to_resume(
     tmp_path: Path, small_disk: Path
 ) -> None:
@@ -201,10 +213,48 @@ def test_a_dataset_whose_journal_disk_fills_stops_every_row_and_says_how_to_resu
     stopped = langtree(*arguments)
 
     assert stopped.returncode == 2, stopped.stderr
-    progress, error, *rest = stopped.stderr.splitlines()
+    progress, *error = stopped.stderr.splitlines()
     assert PROGRESS.match(progress) is not None
-    assert error.startswith(f"langtree: error: The journal {str(journal)!r} could not be written")
-    assert "(database or disk is full)" in error
-    assert rest[-1] == "langtree: run the same command again to resume (same --output)", rest
+    assert error == [
+        *journal_full(journal),
+        "langtree: run the same command again to resume (same --output)",
+    ]
     written = [line["row"] for line in results(output)]
     assert len(written) < 100
+
+
+LONG_BLURBS = """
+from langtree.testing import FakeChatModel
+
+chat = FakeChatModel(lambda request: {"blurb": "A fine thing. " * 150})
+"""
+
+
+def test_a_run_whose_journal_disk_fills_prints_what_had_finished_with_status_2(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    (tmp_path / "catalogue.py").write_text(CATALOGUE)
+    (tmp_path / "long_blurbs.py").write_text(LONG_BLURBS)
+    (tmp_path / "items.json").write_text(json.dumps(items(100)))
+    journal = small_disk / "journal.sqlite"
+
+    stopped = langtree(
+        "run",
+        f"{tmp_path / 'catalogue.py'}:TaskCatalogue",
+        "--input",
+        str(tmp_path / "items.json"),
+        "--model",
+        f"{tmp_path / 'long_blurbs.py'}:chat",
+        "--journal",
+        str(journal),
+    )
+
+    assert stopped.returncode == 2, stopped.stderr
+    finished = json.loads(stopped.stdout)["items"]
+    written = sum("blurb" in item for item in finished)
+    assert 0 < written < 100
+    assert [item["name"] for item in finished] == [f"item {i}" for i in range(100)]
+    assert stopped.stderr.splitlines()[1:3] == journal_full(journal)
+    assert stopped.stderr.splitlines()[-2] == (
+        "langtree: printed what had finished; partial, as they do not validate: TaskCatalogue"
+    )

@@ -57,6 +57,27 @@ def test_parse_error_survives_pickling() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        langtree.JournalWriteError(
+            "The cache 'a.sqlite' could not be written (disk full): the run stopped",
+            kind="cache",
+            read_only=False,
+            hint="free space",
+        ),
+        langtree.MissingVariablesError(["audience", "tone"], ["task.greet"]),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_an_error_with_its_parts_survives_pickling(error: langtree.ExecutionError) -> None:
+    """The parts the command line words its hints from cross a process (a Ray worker's
+    row) with the message."""
+    copy = pickle.loads(pickle.dumps(error))
+
+    assert (type(copy), str(copy), vars(copy)) == (type(error), str(error), vars(error))
+
+
 DIAGNOSTIC = Diagnostic(
     severity="error",
     message="Destination 'task.missing' does not exist",

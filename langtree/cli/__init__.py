@@ -14,9 +14,10 @@ them by their flags (``langtree.cli.flags``). Every command takes
 object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
-any call. A run that fails, reaches a limit or is interrupted prints what had finished and
-exits with 1 (130 for Ctrl-C); so does a run that went on after failures
-(``on_error: "continue"``) and holds a task that does not validate. An option that
+any call. A run that fails, reaches a limit or is interrupted prints what had finished (the
+JSON of a finished run, with the values written so far) and exits with 1 (130 for
+Ctrl-C, 2 for a journal that cannot record an answer); so does a run that went on after
+failures (``on_error: "continue"``) and holds a task that does not validate. An option that
 cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-max-age``
 without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
 that hold no task an error (status 1). ``langtree journal salvage OLD NEW`` copies the
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from langtree._version import __version__
 from langtree.cli.config import add_config_option, read_config
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
 from langtree.cli.journal import add_journal_command
 from langtree.cli.output import emit, flush_stdout, silence_stdout
@@ -77,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = int(arguments.handler(arguments))
         flush_stdout()
     except LangTreeError as error:
-        print(f"langtree: error: {error}", file=sys.stderr)
+        print(f"langtree: error: {error_text(error)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         silence_stdout()

@@ -4,8 +4,8 @@
 ``usage_limits=UsageLimits(calls=500)``); the command line names them by their flags.
 The table below declares the flags, and it is how the command line speaks of a setting:
 a value a setting refuses is an error about its flag, with a hint that shows the flag
-(``--max-concurrency 0``: ``hint: e.g. --max-concurrency 8``), and a limit a run reached
-says which flag raises it.
+(``--max-concurrency 0``: ``hint: e.g. --max-concurrency 8``), and the hints of a run's
+errors name the flags through `flag_for()` (``langtree.cli.hints``).
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from pathlib import Path
 
 from langtree.errors import LangTreeError, problems_error
 from langtree.runtime.cache import ResponseCache
-from langtree.runtime.failure import RunLimitError
 from langtree.runtime.methods import METHOD_CHOICES
 from langtree.runtime.settings import RunOptions, RunSettings, setting_problems
 
-__all__ = ["RUN_FLAGS", "RunFlag", "add_run_flags", "error_text", "run_options"]
+__all__ = ["RUN_FLAGS", "RunFlag", "add_run_flags", "flag_for", "run_options"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,12 +223,15 @@ def _wrong_values(arguments: argparse.Namespace) -> Iterator[tuple[RunFlag, str]
             yield from ((flag, problem) for problem in setting_problems(flag.setting, value))
 
 
-def error_text(error: BaseException) -> str:
-    """What the command line says of ``error``: as it is, but a limit the run reached
-    names the flag that raises it (or the ``--config`` setting, for a limit without
-    one), not ``usage_limits=UsageLimits(...)``."""
-    if not isinstance(error, RunLimitError):
-        return str(error)
-    flag = _BY_SETTING.get(error.setting)
-    how = f"raise {flag.flag}" if flag is not None else f"raise {error.setting} in --config"
-    return f"{error.reached}\n  hint: {how}"
+def flag_for(setting: str) -> str:
+    """How the command line gives ``setting`` (a name as `RunFlag.setting` holds it):
+    its flag, or, for a setting without one, the setting in ``--config``.
+
+    Examples:
+        >>> flag_for("usage_limits.calls")
+        '--max-calls'
+        >>> flag_for("usage_limits.input_tokens")
+        'usage_limits.input_tokens in --config'
+    """
+    flag = _BY_SETTING.get(setting)
+    return flag.flag if flag is not None else f"{setting} in --config"

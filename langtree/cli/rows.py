@@ -21,23 +21,23 @@ import contextlib
 import json
 import re
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from langtree.api import RunStructure
-from langtree.cli.flags import error_text
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import json_value
 from langtree.cli.output import LineFile, OutputError, StandardLines
-from langtree.errors import ExecutionError, LangTreeError
+from langtree.cli.rows_progress import RowsProgress
+from langtree.errors import LangTreeError
 from langtree.runtime.dataset import RowResult, listed_positions
 from langtree.runtime.failure import RunLimitError
 from langtree.runtime.journal import JournalWriteError
-from langtree.runtime.result import RunResult, TraceRecord
+from langtree.runtime.result import RunResult
 from langtree.runtime.settings import RunOptions
-from langtree.runtime.usage import RunUsage
 from langtree.structure.tree import task_tag
+from langtree.structure.tree_node import TreeNode
 
 __all__ = ["RowsRun", "is_rows_file", "run_rows", "task_output"]
 
@@ -78,7 +78,7 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     total = _count_rows(run.source)
     written = _written_rows(run.output)
     _check_written(run, written, total)
-    progress = _Progress(total=total, skipped=len(written), live=sys.stderr.isatty())
+    progress = RowsProgress(total=total, skipped=len(written), stream=sys.stderr)
     rows = structure.run_many(
         _rows(run.source, run.task_name),
         run.variables,
@@ -87,12 +87,15 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
         on_row=progress.add,
         **run.options,
     )
+    progress.start()
     # Closed here, whatever ends the loop: an iteration left open would be closed only
     # when the interpreter clears it, after LangTree's loop has stopped.
     with _results(run.output) as results, contextlib.closing(rows):
         try:
             for row in rows:
-                results.add(json.dumps(_line(row, run.task_name), ensure_ascii=False))
+                results.add(
+                    json.dumps(_line(row, structure.tasks, run.task_name), ensure_ascii=False)
+                )
         except KeyboardInterrupt:
             progress.finish()
             print(_resume_hint(run), file=sys.stderr)
@@ -285,19 +288,24 @@ def _written_row(output: Path, number: int, value: dict[str, object] | None) -> 
     return {row} if "output" in value else set()
 
 
-def _line(row: RowResult, task_name: str) -> dict[str, object]:
+def _line(row: RowResult, tasks: Mapping[str, type[TreeNode]], task_name: str) -> dict[str, object]:
     """The row's result line: an error for a row that failed, also one whose run went on
     (``on_error: "continue"``) and holds a task that does not validate."""
     if row.error is not None:
         return {"row": row.index, "error": error_text(row.error)}
     assert row.result is not None  # a row without an error ran to its result
-    return {"row": row.index, "output": task_output(row.result, task_name)}
+    return {"row": row.index, "output": task_output(row.result, tasks, task_name)}
 
 
-def task_output(result: RunResult, task_name: str) -> object:
-    """A run's filled tasks as JSON data: by class name, or the one task asked for."""
-    tasks = {type(task).__name__: task.model_dump(mode="json") for task in result.tasks.values()}
-    return tasks[next(iter(tasks))] if task_name else tasks
+def task_output(result: RunResult, tasks: Mapping[str, type[TreeNode]], task_name: str) -> object:
+    """A run's ``tasks`` (by tag) as JSON data, by class name, or the one task asked for:
+    each as `RunResult.dump()` gives it, or, for a task that does not validate (a run
+    that failed or stopped), the values the run had written (`RunResult.partial()`)."""
+    values = {
+        task.__name__: result.dump(tag) if tag in result.tasks else result.partial(tag)
+        for tag, task in tasks.items()
+    }
+    return values[next(iter(values))] if task_name else values
 
 
 @contextlib.contextmanager
@@ -319,64 +327,3 @@ def _resume_hint(run: RowsRun) -> str:
         return "langtree: give --output FILE.jsonl to resume a stopped dataset run"
     journal = "" if "journal" in run.options else ", and --journal FILE.sqlite to replay calls"
     return f"langtree: run the same command again to resume (same --output{journal})"
-
-
-class _Progress:
-    """One line on standard error: rows, calls, failures, tokens and the time left."""
-
-    def __init__(self, *, total: int, skipped: int, live: bool) -> None:
-        self.total = total
-        self.skipped = skipped
-        self.live = live
-        self.done = 0
-        self.failed = 0
-        self.calls = 0
-        self.replayed = 0
-        self.tokens = 0
-        self.started = time.perf_counter()
-
-    def add(self, row: RowResult) -> None:
-        """Count a finished row (and redraw the live line)."""
-        self.done += 1
-        self.failed += not row.ok
-        trace = _trace(row)
-        usage = RunUsage.of_trace(trace)
-        self.calls += usage.calls
-        self.replayed += sum(record.replayed for record in trace)
-        self.tokens += usage.total_tokens
-        if self.live:
-            print(self.line(), end="\r", file=sys.stderr, flush=True)
-
-    def line(self) -> str:
-        rows = self.skipped + self.done
-        failed = f" ({self.failed} failed)" if self.failed else ""
-        replayed = f" (+{self.replayed} replayed)" if self.replayed else ""
-        return (
-            f"langtree: {rows}/{self.total} rows{failed}, {self.calls} calls{replayed}, "
-            f"{self.tokens:,} tokens, {self._left()}"
-        )
-
-    def finish(self) -> None:
-        if self.live:
-            print(" " * 100, end="\r", file=sys.stderr)
-        seconds = time.perf_counter() - self.started
-        print(f"{self.line()}, {seconds:.2f}s wall time", file=sys.stderr, flush=True)
-
-    def _left(self) -> str:
-        left = self.total - self.skipped - self.done
-        if left <= 0:
-            return "done"
-        if not self.done:
-            return "ETA unknown"
-        seconds = (time.perf_counter() - self.started) / self.done * left
-        minutes, rest = divmod(round(seconds), 60)
-        return f"ETA {minutes}m{rest:02d}s"
-
-
-def _trace(row: RowResult) -> tuple[TraceRecord, ...]:
-    """The row's calls, those of a failed row's partial result included."""
-    if row.result is not None:
-        return row.result.trace
-    # Every ExecutionError of a run carries what had finished (None before any call).
-    partial = row.error.result if isinstance(row.error, ExecutionError) else None
-    return partial.trace if isinstance(partial, RunResult) else ()

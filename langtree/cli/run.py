@@ -11,7 +11,8 @@ from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.cli.config import add_config_option, read_config
-from langtree.cli.flags import add_run_flags, error_text, run_options
+from langtree.cli.flags import add_run_flags, run_options
+from langtree.cli.hints import error_text
 from langtree.cli.inputs import (
     read_inputs,
     require_inputs,
@@ -23,12 +24,14 @@ from langtree.cli.output import emit
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
-from langtree.errors import LangTreeError
-from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.errors import ExecutionError, LangTreeError
+from langtree.runtime.failure import RunInterrupted
+from langtree.runtime.journal import JournalWriteError
 from langtree.runtime.progress import RunProgress
 from langtree.runtime.progress_bar import LiveLine
 from langtree.runtime.provider import LLMProvider
-from langtree.runtime.result import TraceRecord
+from langtree.runtime.result import RunResult, TraceRecord
+from langtree.runtime.usage import run_tokens
 from langtree.structure.config import ConfigInput
 from langtree.structure.tree import task_tag
 
@@ -122,22 +125,44 @@ def run_tree(arguments: argparse.Namespace) -> int:
     runnable = structure.build(variables, **options)
     try:
         result = runnable.invoke(inputs, config={"callbacks": [progress]})
-    except (StepFailedError, RunLimitError, RunInterrupted) as error:
-        trace = error.result.trace if error.result is not None else ()
-        _finish(trace, progress.total + progress.failed, line)
-        _report(error, trace, started)
-        return 130 if isinstance(error, RunInterrupted) else 1
+    except (ExecutionError, RunInterrupted) as error:
+        if not isinstance(error.result, RunResult):
+            raise  # raised before the run started: nothing had finished
+        _finish(error.result.trace, progress.total, line)
+        return _stopped(error.result, error, structure, task_name, started)
     _finish(result.trace, len(result.trace), line)
     # A run that went on after failures (on_error: "continue") failed all the same when
-    # a task of it does not validate: there is no filled task to print.
+    # a task of it does not validate.
     failure = result.failure()
     if failure is not None:
-        _report(failure, result.trace, started)
-        return 1
-    output = task_output(result, task_name)
-    emit(json.dumps(output, indent=2, ensure_ascii=False))
+        return _stopped(result, failure, structure, task_name, started)
+    emit(_json(task_output(result, structure.tasks, task_name)))
     print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
     return 0
+
+
+def _stopped(
+    result: RunResult,
+    error: BaseException,
+    structure: RunStructure,
+    task_name: str,
+    started: float,
+) -> int:
+    """Print what a run that failed or stopped had finished, say why and which tasks are
+    partial; the exit status: 130 after Ctrl-C, 2 for a journal that cannot record an
+    answer (the environment's fault), else 1."""
+    emit(_json(task_output(result, structure.tasks, task_name)))
+    print(f"langtree: error: {error_text(error)}", file=sys.stderr)
+    if result.invalid:
+        partial = ", ".join(structure.tasks[tag].__name__ for tag in result.invalid)
+        print(
+            f"langtree: printed what had finished; partial, as they do not validate: {partial}",
+            file=sys.stderr,
+        )
+    print(_summary(result.trace, time.perf_counter() - started), file=sys.stderr)
+    if isinstance(error, RunInterrupted):
+        return 130
+    return 2 if isinstance(error, JournalWriteError) else 1
 
 
 def _check_dataset_flags(arguments: argparse.Namespace, *, rows: bool) -> None:
@@ -249,19 +274,12 @@ def _progress_line(
     return text
 
 
-def _report(error: BaseException, trace: Sequence[TraceRecord], started: float) -> None:
-    """Why the run failed, then its summary line."""
-    print(f"langtree: error: {error_text(error)}", file=sys.stderr)
-    print(_summary(trace, time.perf_counter() - started), file=sys.stderr)
+def _json(output: object) -> str:
+    return json.dumps(output, indent=2, ensure_ascii=False)
 
 
 def _summary(trace: Sequence[TraceRecord], seconds: float) -> str:
-    """One line: calls, tokens (the provider's totals, else the prompts') and wall time."""
-    made = [record for record in trace if not record.replayed]
-    tokens = sum(_tokens(record) for record in made)
-    return f"langtree: {len(made)} call(s), {tokens} tokens, {seconds:.2f}s wall time"
-
-
-def _tokens(record: TraceRecord) -> int:
-    total = record.usage.get("total_tokens") if record.usage else None
-    return total if isinstance(total, int) else record.token_count
+    """One line: calls, tokens (as far as a provider received or reported them, see
+    `run_tokens()`) and wall time."""
+    made = sum(not record.replayed for record in trace)
+    return f"langtree: {made} call(s), {run_tokens(trace)} tokens, {seconds:.2f}s wall time"

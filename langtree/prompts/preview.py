@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langtree.display import code, fenced
-from langtree.errors import ExecutionError
+from langtree.errors import MissingVariablesError
 from langtree.prompts.assembly import StepDocument, assemble
 from langtree.prompts.asset_files import AssetFiles
 from langtree.prompts.attachments import (
@@ -357,19 +357,11 @@ class PromptBuilder:
         """Raise when the root tasks' texts use external variables nobody supplied.
 
         Raises:
-            ExecutionError: Naming every missing variable and the tasks that use it.
+            MissingVariablesError: Naming every missing variable and the tasks that use it.
         """
-        if not self.missing:
-            return
-        names = sorted(self.missing)
-        tasks = sorted({tag for tags in self.missing.values() for tag in tags})
-        listed = ", ".join(repr(name) for name in names)
-        example = ", ".join(f"{name!r}: ..." for name in names)
-        raise ExecutionError(
-            f"Missing external variable(s) {listed}: the texts of "
-            f"{', '.join(repr(tag) for tag in tasks)} use them and nothing supplies them\n"
-            f"  hint: pass variables={{{example}}} to prompts() or run()"
-        )
+        if self.missing:
+            tasks = sorted({tag for tags in self.missing.values() for tag in tags})
+            raise MissingVariablesError(sorted(self.missing), tasks)
 
 
 def _with_blocks(

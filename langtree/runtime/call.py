@@ -25,8 +25,9 @@ the run's ``rate_limit`` is waited for (`langtree.runtime.rate_limit`; a replaye
 answer does not wait) and its usage limits are checked
 (`UsageMeter`); a limit that the call would pass stops the
 run with a `RunLimitError`. The prompt's tokens are counted only for a limit that weighs
-them (``tokens_per_minute``, ``input_tokens``, ``total_tokens``) and for a call whose
-provider reports no usage.
+them (``tokens_per_minute``, ``input_tokens``, ``total_tokens``) and for a call the model
+answered whose provider reports no usage; a call that got no answer (a connection refused,
+a timeout) counts only the tokens its error reports.
 """
 
 from __future__ import annotations
@@ -349,7 +350,7 @@ class StepCall:
             self._check_assets(prompt)
             reading = await self._ask(list(call.messages), config)
         except asyncio.CancelledError:
-            meter.settle(prompt.tokens, None)
+            meter.settle(prompt.tokens, None, answered=False)
             raise
         # A provider may raise any type: each error is classified and recorded, and
         # the step's fate follows from its kind (nothing is dropped); one that refuses
@@ -359,7 +360,7 @@ class StepCall:
             return self._raised(call, refused, time.perf_counter() - started, waited)
         latency = time.perf_counter() - started
         usage = reported_usage(reading.message)
-        meter.settle(prompt.tokens, usage)
+        meter.settle(prompt.tokens, usage, answered=True)
         valid, problem = self._validate(reading)
         record = call.record(
             self.model,
@@ -392,7 +393,6 @@ class StepCall:
 
     def _raised(self, call: _Call, error: Exception, latency: float, waited: float) -> _Attempt:
         usage: Mapping[str, object] | None = usage_of_error(error)
-        self.context.meter.settle(call.prompt.tokens, usage)
         cut_off = is_cut_off(error)
         record = call.record(
             self.model,
@@ -404,6 +404,7 @@ class StepCall:
             waited=waited,
             truncated=cut_off,
         )
+        self.context.meter.settle(call.prompt.tokens, usage, answered=record.answered)
         return _Attempt(output=None, record=record, error=error)
 
     def _classify(self, error: BaseException) -> FailureKind:
@@ -553,7 +554,7 @@ class _Answers:
     async def keep(self, step: StepCall, tried: _Attempt) -> None:
         """Count an answer, and record it when a model gave it in this run."""
         record = tried.record
-        if record.failure not in (None, "invalid_output"):
+        if not record.answered:
             return
         self.given += 1
         if not self.files or record.replayed:

@@ -31,11 +31,16 @@ if TYPE_CHECKING:
     from langtree.runtime.provenance import ProvenanceRecord
     from langtree.runtime.result import RunResult
 
-__all__ = ["RunInterrupted", "RunLimitError", "StepFailedError", "deadline_keeper"]
+__all__ = ["Diagnosis", "RunInterrupted", "RunLimitError", "StepFailedError", "deadline_keeper"]
 
 Limit = UsageFigure | Literal["deadline"]
 
-_HINTS: Mapping[str, str] = {
+Diagnosis = FailureKind | Literal["truncated", "prose"]
+"""What a failed step's hint is about: its kind, or, for invalid output, the model's
+answer cut off at its output limit (``"truncated"``) or given as text instead of a tool
+call (``"prose"``)."""
+
+_HINTS: Mapping[Diagnosis, str] = {
     "invalid_output": "the raw outputs are in error.attempts; check the model's support for "
     "structured output (or choose another method with ModelConfig(model, method=...)), or "
     "pass max_retries=... to run()",
@@ -63,6 +68,8 @@ class StepFailedError(ExecutionError):
             ``"transient"`` (the provider kept failing) or ``"permanent"`` (an error that
             retrying cannot fix).
         attempts: The record of every attempt, each with its raw output and error.
+        diagnosis: What the hint is about (the kind, or ``"truncated"``, ``"prose"``).
+        problem: The message without its hint: the step, where, and the last error.
         result: What the run had done when it stopped (``None`` while the error is only
             listed in ``RunResult.errors``).
     """
@@ -86,7 +93,9 @@ class StepFailedError(ExecutionError):
         self.sample = sample
         self.samples = samples
         self.result: RunResult | None = None
-        super().__init__(self._message())
+        self.diagnosis = self._diagnosis()
+        self.problem = self._problem()
+        super().__init__(f"{self.problem}\n  hint: {_HINTS[self.diagnosis]}")
 
     @property
     def task(self) -> str:
@@ -109,7 +118,7 @@ class StepFailedError(ExecutionError):
         """Every write of the run until it stopped."""
         return self.result.provenance_records if self.result is not None else ()
 
-    def _message(self) -> str:
+    def _problem(self) -> str:
         last = self.attempts[-1] if self.attempts else None
         where = repr(self.node_path)
         if self.sample is not None and self.samples > 1:
@@ -121,15 +130,15 @@ class StepFailedError(ExecutionError):
             head = f"could not get an answer for {where}: {count} failed; the last error:"
         else:
             head = f"failed for {where} with an error that retrying cannot fix:"
-        hint_key: str = self.kind
+        return f"Step {self.step_id!r} {head}\n{last.error if last else None}"
+
+    def _diagnosis(self) -> Diagnosis:
+        last = self.attempts[-1] if self.attempts else None
         if last is not None and last.truncated:
-            hint_key = "truncated"
-        elif last is not None and TEXT_INSTEAD_OF_TOOL_CALL in (last.error or ""):
-            hint_key = "prose"
-        return (
-            f"Step {self.step_id!r} {head}\n{last.error if last else None}\n"
-            f"  hint: {_HINTS[hint_key]}"
-        )
+            return "truncated"
+        if last is not None and TEXT_INSTEAD_OF_TOOL_CALL in (last.error or ""):
+            return "prose"
+        return self.kind
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))
@@ -200,15 +209,18 @@ class RunInterrupted(KeyboardInterrupt):
 
     Attributes:
         result: What the run had done when it stopped.
+        problem: The message without where it says the result is: how many calls the
+            run had made, and how many of them got a usable answer.
     """
 
     def __init__(self, result: RunResult) -> None:
         self.result = result
         finished = sum(1 for record in result.trace if record.error is None)
-        super().__init__(
+        self.problem = (
             f"The run was interrupted after {len(result.trace)} model call(s), {finished} "
-            "of them with a usable answer; error.result holds what had finished"
+            "of them with a usable answer"
         )
+        super().__init__(f"{self.problem}; error.result holds what had finished")
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))

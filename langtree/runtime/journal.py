@@ -119,7 +119,35 @@ class JournalWriteError(ExecutionError):
     The run stops as at a usage limit: no call starts after the error, the calls in
     flight finish, and ``result`` holds what the run had finished, the answers the file
     could not record included. The rows of a dataset share the file: every row stops.
+
+    Attributes:
+        problem: What could not be recorded, without how to go on.
+        kind: What the file is to the user: ``"journal"`` or ``"cache"``.
+        read_only: Whether the file is read-only (else a write to it failed).
     """
+
+    def __init__(self, problem: str, *, kind: str, read_only: bool, hint: str) -> None:
+        self.problem = problem
+        self.kind = kind
+        self.read_only = read_only
+        # A read-only file stops the run before the call: nothing went unrecorded.
+        kept = (
+            ""
+            if read_only
+            else f", and error.result holds what it had finished, the answers the {kind} "
+            "could not record included"
+        )
+        super().__init__(f"{problem}{kept}\n  hint: {hint}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_write_error, (self.args, self.__dict__))
+
+
+def _rebuild_write_error(args: tuple[object, ...], state: dict[str, object]) -> JournalWriteError:
+    error = JournalWriteError.__new__(JournalWriteError)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class Journal:
@@ -193,8 +221,11 @@ class Journal:
             raise JournalWriteError(
                 f"The {self.kind} {str(self.path)!r} is read-only ({self.read_only}): it "
                 f"replays the answers it holds, and the call of step {step_id!r} for "
-                f"{node_path!r} is not among them\n  hint: to make new calls, copy the "
-                f"{self.kind} to a folder this process may write to, and give the run the copy"
+                f"{node_path!r} is not among them",
+                kind=self.kind,
+                read_only=True,
+                hint=f"to make new calls, copy the {self.kind} to a folder this process may "
+                "write to, and give the run the copy",
             )
         self.check_written()
 
@@ -207,10 +238,11 @@ class Journal:
         if self._failure is not None:
             raise JournalWriteError(
                 f"The {self.kind} {str(self.path)!r} could not be written ({self._failure}): "
-                "the run stopped, and error.result holds what it had finished, the answers "
-                f"the {self.kind} could not record included\n  hint: free space on its disk, "
-                f"or give the run a {self.kind} on another disk; running again replays the "
-                f"answers the {self.kind} holds"
+                "the run stopped",
+                kind=self.kind,
+                read_only=False,
+                hint=f"free space on its disk, or give the run a {self.kind} on another "
+                f"disk; running again replays the answers the {self.kind} holds",
             )
 
     async def record(self, entry: JournalEntry) -> None:

@@ -20,8 +20,8 @@ from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.json_view import add_resampled_values
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
-from langtree.runtime.result_display import result_markdown, run_tokens
-from langtree.runtime.usage import RunUsage
+from langtree.runtime.result_display import result_markdown
+from langtree.runtime.usage import RunUsage, run_tokens
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
 
@@ -93,6 +93,14 @@ class TraceRecord:
     waited: float = 0.0
     replayed: bool = False
     note: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the model answered the call: its output was accepted, or came back
+        invalid or cut off. A call that failed otherwise got no answer (a connection
+        refused, a timeout, an error the provider returned instead of one), so its prompt
+        counts for no tokens: only those its error reported (see `run_tokens()`)."""
+        return self.failure in (None, "invalid_output")
 
     @property
     def token_count(self) -> int:

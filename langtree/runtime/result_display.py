@@ -7,17 +7,18 @@ cost, then each task's values as JSON, then what failed and what was skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pydantic_core import to_jsonable_python
 
 from langtree.display import clipped, code, fenced, table
+from langtree.runtime.usage import run_tokens
 
 if TYPE_CHECKING:
     from langtree.runtime.result import RunResult, TraceRecord
 
-__all__ = ["result_markdown", "run_tokens"]
+__all__ = ["result_markdown"]
 
 MAX_JSON_LINES = 200
 """Lines of a task's JSON shown; the rest is left out, and the display says so."""
@@ -34,12 +35,6 @@ def result_markdown(result: RunResult) -> str:
     if result.skipped:
         parts.append(_skipped(result))
     return "\n\n".join(parts)
-
-
-def run_tokens(trace: Iterable[TraceRecord]) -> int:
-    """The tokens of the calls made: the provider's total where it reported usage, else
-    the prompt's count (answers replayed from a journal or cache cost nothing)."""
-    return sum(_call_tokens(record) for record in trace if not record.replayed)
 
 
 def _summary(result: RunResult) -> str:
@@ -60,7 +55,7 @@ def _summary(result: RunResult) -> str:
 def _tokens_text(trace: tuple[TraceRecord, ...]) -> str:
     made = [record for record in trace if not record.replayed]
     text = _count(run_tokens(made), "token")
-    if any(_reported(record) is None for record in made):
+    if any(record.answered and not record.usage for record in made):
         text += " (counted from the prompts where the model reported no usage)"
     return text
 
@@ -105,16 +100,6 @@ def _skipped(result: RunResult) -> str:
         for record in result.skipped
     )
     return f"**{_count(len(result.skipped), 'skipped instance')}**\n\n" + "\n".join(lines)
-
-
-def _call_tokens(record: TraceRecord) -> int:
-    reported = _reported(record)
-    return record.token_count if reported is None else reported
-
-
-def _reported(record: TraceRecord) -> int | None:
-    total = record.usage.get("total_tokens") if record.usage else None
-    return total if isinstance(total, int) else None
 
 
 def _count(number: int, noun: str, plural: str | None = None) -> str:

@@ -14,6 +14,13 @@ the output so far is under the limit. A call whose provider reports no usage cou
 prompt's estimated tokens (the prompt stage's count) instead. A prompt's tokens are
 counted only for these two needs: without a limit on input or total tokens, a call whose
 provider reports its usage counts nothing.
+
+Tokens are counted only for what a provider received or reported (`run_tokens()`, which
+the summaries of a run show, and `UsageMeter`, which the limits read): a call the model
+answered counts the tokens the provider reported, else its prompt's estimate; a call that
+got no answer (a connection refused, a timeout, an error the provider returned instead of
+an answer) counts only the tokens its error reports, none when it reports none. A wrong
+port or a provider that is down thus costs calls, never tokens.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ __all__ = [
     "UsageFigure",
     "UsageLimits",
     "UsageMeter",
+    "run_tokens",
     "usage_of_error",
 ]
 
@@ -191,16 +199,19 @@ class UsageMeter:
             self.in_flight_tokens += in_flight
         return check
 
-    def settle(self, prompt: PromptTokens, usage: Mapping[str, object] | None) -> None:
-        """Count a finished call admitted with ``prompt``: the provider's usage, or the
-        prompt's tokens as the estimate when it reported none."""
+    def settle(
+        self, prompt: PromptTokens, usage: Mapping[str, object] | None, *, answered: bool
+    ) -> None:
+        """Count a finished call admitted with ``prompt``: the provider's usage, else,
+        when the model ``answered``, the prompt's tokens as the estimate (a call that got
+        no answer, or was cancelled, counts only what its error reported)."""
         self.in_flight_tokens -= self._in_flight(prompt)
-        reported = _reported(usage)
-        if usage is None:
+        if usage is None and answered:
             self.input_tokens += prompt.count
-        else:
-            self.input_tokens += reported[0]
-            self.output_tokens += reported[1]
+            return
+        reported = _reported(usage)
+        self.input_tokens += reported[0]
+        self.output_tokens += reported[1]
 
     def _in_flight(self, prompt: PromptTokens) -> int:
         """The tokens a call holds while in flight: its prompt's when a limit on input or
@@ -225,6 +236,21 @@ class UsageMeter:
             if allowed is not None and after > allowed:
                 return LimitCheck(limit=name, allowed=allowed, used=used)
         return None
+
+
+def run_tokens(trace: Iterable[TraceRecord]) -> int:
+    """The tokens of the calls made, as far as a provider received or reported them: the
+    provider's total where it reported usage, else the prompt's count for a call the model
+    answered, and nothing for one that got no answer (answers replayed from a journal or
+    cache cost nothing)."""
+    return sum(_call_tokens(record) for record in trace if not record.replayed)
+
+
+def _call_tokens(record: TraceRecord) -> int:
+    """One call's tokens, as `run_tokens()` counts them."""
+    if record.usage:
+        return _reported(record.usage)[2]
+    return record.token_count if record.answered else 0
 
 
 def _reported(usage: Mapping[str, object] | None) -> tuple[int, int, int]:

@@ -11,14 +11,16 @@ does not even import tiktoken.
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import Field
 
-from langtree import LLMProvider, RateLimit, RunStructure, TreeNode, UsageLimits
+from langtree import LLMProvider, RateLimit, RetryPolicy, RunStructure, TreeNode, UsageLimits
 from langtree.prompts.tokens import count_tokens, encoding_loaded
 from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest, ResponderResult
 
 ROOT = Path(__file__).parent.parent.parent
 
@@ -151,3 +153,87 @@ def test_a_call_without_reported_usage_counts_its_prompt() -> None:
     text = "\n\n".join(message.text for message in result.trace[0].messages)
     assert result.usage.input_tokens == 0  # the usage the provider reported: none
     assert result.trace[0].token_count == count_tokens(text).count
+
+
+# --- calls that got no answer -------------------------------------------------------------
+
+
+def refused(calls: int) -> Callable[[FakeRequest], ResponderResult]:
+    """A responder whose first ``calls`` calls find no server, as a wrong port does (every
+    call when ``calls`` is -1), then answers."""
+
+    made: list[FakeRequest] = []
+
+    def respond(request: FakeRequest) -> ResponderResult:
+        made.append(request)
+        if calls < 0 or len(made) <= calls:
+            raise ConnectionRefusedError(111, "Connection refused")
+        return {"blurb": "A fine thing."}
+
+    return respond
+
+
+async def no_wait(seconds: float) -> None:
+    """A retry's backoff that takes no time."""
+
+
+NO_WAIT = RetryPolicy(max_retries=3, sleep=no_wait)
+
+
+@pytest.mark.usefixtures("no_encoding_chosen")
+def test_a_call_that_reached_no_provider_counts_no_tokens() -> None:
+    structure = RunStructure(
+        {"on_error": "continue"}, provider=LLMProvider({"default": FakeChatModel(refused(-1))})
+    )
+    structure.add(TaskCatalogue)
+
+    result = structure.run(ITEMS, retry=NO_WAIT)
+
+    assert result.usage.to_dict() == {
+        "calls": 8,
+        "retries": 6,
+        "failed_calls": 8,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "total_tokens": 0,
+        "failed_tokens": 0,
+    }
+    assert repr(result) == "RunResult(tasks=[], calls=8, tokens=0, errors=2)"
+    summary = result._repr_markdown_().split("\n")[0]
+    assert summary == "**Run**: 8 calls, 6 retries, 8 failed, 0 tokens"
+    # Nothing needed the prompts' counts: not the limits, and no answer without usage.
+    assert not encoding_loaded()
+
+
+def test_a_token_limit_counts_nothing_for_a_call_that_reached_no_provider() -> None:
+    model = FakeChatModel(refused(3))
+    structure = catalogue(model)
+    one = {TaskCatalogue: {"items": [{"name": "lamp"}]}}
+    prompt = structure.prompts(one)[0].token_count
+
+    result = structure.run(one, retry=NO_WAIT, usage_limits=UsageLimits(total_tokens=prompt))
+
+    assert [record.failure for record in result.trace] == [
+        "transient",
+        "transient",
+        "transient",
+        None,
+    ]
+    assert result.partial(TaskCatalogue) == {"items": [{"name": "lamp", "blurb": "A fine thing."}]}
+    assert repr(result) == (
+        f"RunResult(tasks=['task.catalogue'], calls=4, tokens={prompt}, errors=0)"
+    )
+
+
+def test_an_invalid_answer_counts_its_prompt() -> None:
+    answers = iter([{"blurb": None}, {"blurb": "A fine thing."}])
+    structure = catalogue(FakeChatModel(lambda request: next(answers)))
+    one = {TaskCatalogue: {"items": [{"name": "lamp"}]}}
+
+    result = structure.run(one)
+
+    assert [record.failure for record in result.trace] == ["invalid_output", None]
+    assert repr(result) == (
+        "RunResult(tasks=['task.catalogue'], calls=2, "
+        f"tokens={sum(record.token_count for record in result.trace)}, errors=0)"
+    )

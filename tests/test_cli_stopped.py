@@ -1,0 +1,233 @@
+"""``langtree run`` that stops early (Ctrl-C, a failed step, a limit, values that do not
+validate) prints what had finished on standard output, in the shape of a finished run's
+output, and says on standard error that it is partial."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langtree.cli import main
+
+ROOT = Path(__file__).parent.parent
+
+CATALOGUE = '''
+from pydantic import Field, model_validator
+
+from langtree import TreeNode
+
+
+class Item(TreeNode):
+    """Describe one item."""
+
+    name: str
+    blurb: str = Field(description="One sentence about the item.")
+
+
+class TaskCatalogue(TreeNode):
+    """Describe every item of a catalogue."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+
+class TaskShortList(TreeNode):
+    """Describe the items of a short list."""
+
+    items: list[Item] = Field(default=[], description="The items.")
+
+    @model_validator(mode="after")
+    def short(self):
+        if len(self.items) > 2:
+            raise ValueError("a short list holds two items at most")
+        return self
+'''
+
+MODELS = """
+import asyncio
+import os
+import signal
+
+from langtree.testing import FakeChatModel
+
+
+async def interrupt_third(request):
+    # The third call presses Ctrl-C, then takes half a minute: only stopping the run
+    # ends it sooner, and no other call is in flight (--max-concurrency 1).
+    if len(interrupted.calls) == 3:
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(30)
+    return {"blurb": "A fine thing."}
+
+
+def refuse_the_last(request):
+    if "item 2" in request.text:
+        raise PermissionError("no access to this model")
+    return {"blurb": "A fine thing."}
+
+
+interrupted = FakeChatModel(interrupt_third)
+refusing = FakeChatModel(refuse_the_last)
+fine = FakeChatModel(lambda request: {"blurb": "A fine thing."})
+"""
+
+FINE = {"name": "item 0", "blurb": "A fine thing."}
+"""An item whose blurb was written."""
+
+
+def items(count: int) -> dict[str, object]:
+    return {"items": [{"name": f"item {i}"} for i in range(count)]}
+
+
+def written(*names: str) -> list[dict[str, object]]:
+    return [{"name": name, "blurb": "A fine thing."} for name in names]
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> Path:
+    (tmp_path / "catalogue.py").write_text(CATALOGUE)
+    (tmp_path / "models.py").write_text(MODELS)
+    return tmp_path
+
+
+def arguments(folder: Path, task: str, model: str, count: int) -> list[str]:
+    (folder / "items.json").write_text(json.dumps(items(count)))
+    return [
+        "run",
+        f"{folder / 'catalogue.py'}:{task}",
+        "--input",
+        str(folder / "items.json"),
+        "--model",
+        f"{folder / 'models.py'}:{model}",
+        "--max-concurrency",
+        "1",
+    ]
+
+
+def without_wall_time(err: str) -> str:
+    """Standard error with the summary's tokens and wall time left out (the prompts' token
+    counts are pinned where prompts are)."""
+    return re.sub(r", \d+ tokens, \d+\.\d\ds wall time\n$", "\n", err)
+
+
+def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> None:
+    command = [sys.executable, "-m", "langtree"]
+    command += arguments(catalogue, "TaskCatalogue", "interrupted", 5)
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langtree",
+            *arguments(catalogue, "TaskCatalogue", "interrupted", 5),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        # A shell without job control starts background jobs with SIGINT ignored, and a
+        # child inherits that: give the command the Ctrl-C a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+    assert finished.returncode == 130, finished.stderr
+    assert json.loads(finished.stdout) == {
+        "items": [*written("item 0", "item 1"), *items(5)["items"][2:]]  # type: ignore[misc]
+    }
+    assert without_wall_time(finished.stderr) == (
+        "langtree: 2/5 calls done, 0 failed\n"
+        "langtree: error: The run was interrupted after 2 model call(s), 2 of them with a "
+        "usable answer\n"
+        "langtree: printed what had finished; partial, as they do not validate: "
+        "TaskCatalogue\n"
+        "langtree: 2 call(s)\n"
+    )
+
+
+def test_a_failed_step_prints_what_had_finished_and_exits_with_1(
+    catalogue: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(arguments(catalogue, "TaskCatalogue", "refusing", 3))
+
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
+    assert without_wall_time(err) == (
+        "langtree: 3/3 calls done, 1 failed\n"
+        "langtree: error: Step 'task.catalogue.items:blurb' failed for "
+        "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
+        "PermissionError: no access to this model\n"
+        "  hint: retrying cannot fix this (credentials, model name, request settings); check "
+        "the model that --model names against the error above\n"
+        "langtree: printed what had finished; partial, as they do not validate: "
+        "TaskCatalogue\n"
+        "langtree: 3 call(s)\n"
+    )
+
+
+def test_a_limit_prints_what_had_finished_and_exits_with_1(
+    catalogue: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main([*arguments(catalogue, "TaskCatalogue", "fine", 3), "--max-calls", "2"])
+
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
+    assert without_wall_time(err) == (
+        "langtree: 2/3 calls done, 0 failed\n"
+        "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
+        "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
+        "  hint: raise --max-calls\n"
+        "langtree: printed what had finished; partial, as they do not validate: "
+        "TaskCatalogue\n"
+        "langtree: 2 call(s)\n"
+    )
+
+
+def test_values_that_do_not_validate_after_the_run_are_printed_with_status_1(
+    catalogue: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(arguments(catalogue, "TaskShortList", "fine", 3))
+
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert json.loads(out) == {"items": written("item 0", "item 1", "item 2")}
+    assert without_wall_time(err) == (
+        "langtree: 3/3 calls done, 0 failed\n"
+        "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
+        "  - : Value error, a short list holds two items at most\n"
+        "  hint: check the class's validators against what the steps generate\n"
+        "langtree: printed what had finished; partial, as they do not validate: "
+        "TaskShortList\n"
+        "langtree: 3 call(s)\n"
+    )
+
+
+def test_a_finished_run_prints_every_task_by_class_name(
+    catalogue: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (catalogue / "both.json").write_text(
+        json.dumps({"TaskCatalogue": items(1), "TaskShortList": items(1)})
+    )
+
+    status = main(
+        [
+            "run",
+            str(catalogue / "catalogue.py"),
+            "--input",
+            str(catalogue / "both.json"),
+            "--model",
+            f"{catalogue / 'models.py'}:fine",
+        ]
+    )
+
+    assert status == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "TaskCatalogue": {"items": [FINE]},
+        "TaskShortList": {"items": [FINE]},
+    }
