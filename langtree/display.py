@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["clipped", "code", "fenced", "table"]
+__all__ = ["clipped", "code", "counted", "fenced", "table"]
 
 _BACKTICKS = re.compile(r"`+")
 
@@ -77,6 +77,17 @@ def clipped(text: str, max_lines: int, hint: str) -> str:
     left = len(lines) - max_lines
     more = f"… {left} more line{'s' if left != 1 else ''} ({hint})"
     return "\n".join([*lines[:max_lines], more])
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``number`` and ``noun``, the noun in the plural (``plural``, else with an ``s``)
+    unless the number is 1.
+
+    Examples:
+        >>> counted(1, "call"), counted(1200, "call"), counted(2, "retry", "retries")
+        ('1 call', '1,200 calls', '2 retries')
+    """
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def _row(cells: Sequence[str]) -> str:

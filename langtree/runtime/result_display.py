@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic_core import to_jsonable_python
 
-from langtree.display import clipped, code, fenced, table
+from langtree.display import clipped, code, counted, fenced, table
 from langtree.runtime.usage import run_tokens
 
 if TYPE_CHECKING:
@@ -39,22 +39,22 @@ def result_markdown(result: RunResult) -> str:
 
 def _summary(result: RunResult) -> str:
     usage = result.usage
-    parts = [_count(usage.calls, "call")]
+    parts = [counted(usage.calls, "call")]
     if usage.retries:
-        parts.append(_count(usage.retries, "retry", "retries"))
+        parts.append(counted(usage.retries, "retry", "retries"))
     if usage.failed_calls:
         parts.append(f"{usage.failed_calls:,} failed")
     parts.append(_tokens_text(result.trace))
     if replayed := sum(record.replayed for record in result.trace):
-        parts.append(_count(replayed, "answer") + " replayed")
+        parts.append(counted(replayed, "answer") + " replayed")
     if result.transforms:
-        parts.append(_count(len(result.transforms), "transform"))
+        parts.append(counted(len(result.transforms), "transform"))
     return ", ".join(parts)
 
 
 def _tokens_text(trace: tuple[TraceRecord, ...]) -> str:
     made = [record for record in trace if not record.replayed]
-    text = _count(run_tokens(made), "token")
+    text = counted(run_tokens(made), "token")
     if any(record.answered and not record.usage for record in made):
         text += " (counted from the prompts where the model reported no usage)"
     return text
@@ -89,7 +89,7 @@ def _json(data: object, source: str) -> str:
 
 
 def _errors(result: RunResult) -> Iterator[str]:
-    yield f"**{_count(len(result.errors), 'step instance')} failed**"
+    yield f"**{counted(len(result.errors), 'step instance')} failed**"
     for error in result.errors:
         yield f"{code(error.step_id)} at {code(error.node_path)}\n\n{fenced(str(error), 'text')}"
 
@@ -99,8 +99,4 @@ def _skipped(result: RunResult) -> str:
         f"- {code(record.step_id)} at {code(record.node_path)}, because of {code(record.because)}"
         for record in result.skipped
     )
-    return f"**{_count(len(result.skipped), 'skipped instance')}**\n\n" + "\n".join(lines)
-
-
-def _count(number: int, noun: str, plural: str | None = None) -> str:
-    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+    return f"**{counted(len(result.skipped), 'skipped instance')}**\n\n" + "\n".join(lines)
