@@ -573,6 +573,7 @@ class _Run:
             stopped=stopped,
             journal=files.journal_report,
             cache=files.cache_report,
+            plan=self.setup.prompts.plan,
         )
 
 

@@ -20,6 +20,7 @@ from langtree.runtime.json_view import roots_view
 from langtree.runtime.provenance import ProvenanceRecord
 from langtree.runtime.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.usage import RunUsage
+from langtree.structure.plan import ExecutionPlan
 from langtree.structure.tree_node import TreeNode, display_name
 
 __all__ = ["run_result"]
@@ -38,6 +39,7 @@ def run_result(
     stopped: bool,
     journal: JournalReport | None = None,
     cache: CacheReport | None = None,
+    plan: ExecutionPlan | None = None,
 ) -> RunResult:
     """The result of a run.
 
@@ -53,6 +55,7 @@ def run_result(
         stopped: Whether the run ended before every step had run.
         journal: How the run used its journal, when it had one.
         cache: How the run used its response cache, when it had one.
+        plan: The plan the run followed.
 
     Raises:
         ExecutionError: The run finished, no step failed, and a task does not validate
@@ -92,6 +95,7 @@ def run_result(
         usage=RunUsage.of_trace(trace),
         journal=journal,
         cache=cache,
+        plan=plan,
     )
     if failures:
         failures[0].result = result

@@ -22,6 +22,7 @@ from langtree.runtime.json_view import add_resampled_values
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.result_display import result_markdown
 from langtree.runtime.usage import RunUsage, run_tokens
+from langtree.structure.plan import ExecutionPlan
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode
 
@@ -130,6 +131,7 @@ class TraceRecord:
             "answered_by": self.answered_by,
             "finish_reason": self.finish_reason,
             "waited": self.waited,
+            "replayed": self.replayed,
             "note": self.note,
         }
 
@@ -224,6 +226,7 @@ class RunResult:
             replayed, answers recorded, and calls of the journal it did not make.
         cache: How the run used its response cache (``None``: it had none): answers
             replayed from it and answers added.
+        plan: The plan the run followed (``None``: a result not made by a run).
     """
 
     tasks: Mapping[str, TreeNode]
@@ -238,6 +241,7 @@ class RunResult:
     usage: RunUsage = field(default_factory=RunUsage)
     journal: JournalReport | None = None
     cache: CacheReport | None = None
+    plan: ExecutionPlan | None = None
 
     @overload
     def __getitem__(self, key: type[_Task]) -> _Task: ...
@@ -349,15 +353,18 @@ class RunResult:
 
     def to_dict(self) -> dict[str, object]:
         """The tasks' values (see `dump()`), the trace, the provenance and the usage as
-        JSON data; a run with transforms adds ``transforms``, a run with failures adds
-        ``errors``, ``skipped`` and the ``partial`` values of the tasks that do not
-        validate (see `partial()`)."""
+        JSON data, and the ``plan`` the run followed (`ExecutionPlan.to_dict()`); a run
+        with transforms adds ``transforms``, a run with failures adds ``errors``,
+        ``skipped``, the ``partial`` values of the tasks that do not validate (see
+        `partial()`) and why each does not (``invalid``)."""
         data: dict[str, object] = {
             "tasks": {tag: self.dump(tag) for tag in self.tasks},
             "trace": [record.to_dict() for record in self.trace],
             "provenance": self.provenance_json(),
             "usage": self.usage.to_json_dict(),
         }
+        if self.plan is not None:
+            data["plan"] = self.plan.to_dict()
         if self.transforms:
             data["transforms"] = [record.to_dict() for record in self.transforms]
         if self.errors or self.skipped or self.invalid:
@@ -367,6 +374,7 @@ class RunResult:
             ]
             data["skipped"] = [record.to_dict() for record in self.skipped]
             data["partial"] = {tag: self.partial(tag) for tag in self.invalid}
+            data["invalid"] = dict(self.invalid)
         return data
 
     def to_json(self) -> str:

@@ -116,6 +116,12 @@ class ExecutionPlan:
                 return step
         raise KeyError(step_id)
 
+    def to_dict(self) -> dict[str, object]:
+        """The plan as JSON-ready data: ``{"steps": [...]}``, each step with its id,
+        node, fields, what makes them (``model``, ``resample``, ``transform``: the
+        expression) and the ids it depends on, in plan order."""
+        return {"steps": [_step_data(step) for step in self.steps]}
+
     def to_mermaid(self) -> str:
         """The plan as a Mermaid flowchart, one box per step, arrows from prerequisites.
 
@@ -683,3 +689,18 @@ def _link(ancestor: str, tag: str) -> str:
 
 def _field_index(node: Node, name: str) -> int:
     return [f.name for f in node.fields].index(name)
+
+
+def _step_data(step: PlanStep) -> dict[str, object]:
+    return {
+        "id": step.id,
+        "node_tag": step.node_tag,
+        "element_path": step.element_path,
+        "fields": list(step.fields),
+        "modifier": step.modifier,
+        "model": step.model,
+        "resample": step.resample,
+        "list_levels": step.list_levels,
+        "transform": step.transform.expression if step.transform else None,
+        "depends_on": list(step.depends_on),
+    }

@@ -1,0 +1,96 @@
+"""What ``RunResult.to_json()`` saves beyond the values, the trace and the provenance: the
+plan the run followed, why each task does not validate, and which calls were replayed."""
+
+import json
+from pathlib import Path
+
+from pydantic import Field
+
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.runtime import RunResult
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest, ResponderResult
+
+
+class Part(TreeNode):
+    """One part."""
+
+    name: str = Field(description="The name.")
+    note: str = Field(description="A note.")
+
+
+class TaskParts(TreeNode):
+    """Describe the parts."""
+
+    parts: list[Part] = Field(default=[], description="The parts.")
+    summary: str = Field(description="The summary.")
+
+
+def second_note_missing(request: FakeRequest) -> ResponderResult:
+    if request.node_path == "task.parts.parts[1]":
+        return {"note": None}
+    return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+
+def parts_run(journal: Path) -> RunResult:
+    model = FakeChatModel(responder=second_note_missing)
+    structure = RunStructure({"on_error": "continue"}, provider=LLMProvider({"default": model}))
+    structure.add(TaskParts)
+    inputs = {TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}
+    return structure.run(inputs, max_retries=0, journal=journal)
+
+
+def test_a_result_keeps_the_plan_its_run_followed_and_saves_it(tmp_path: Path) -> None:
+    result = parts_run(tmp_path / "run.sqlite")
+    assert result.plan is not None
+
+    data = json.loads(result.to_json())
+
+    assert data["plan"] == result.plan.to_dict()
+    assert data["plan"]["steps"] == [
+        {
+            "id": "task.parts.parts:note",
+            "node_tag": "task.parts.parts",
+            "element_path": "task.parts.parts[*]",
+            "fields": ["note"],
+            "modifier": "sequential",
+            "model": None,
+            "resample": 1,
+            "list_levels": 1,
+            "transform": None,
+            "depends_on": [],
+        },
+        {
+            "id": "task.parts:summary",
+            "node_tag": "task.parts",
+            "element_path": "task.parts",
+            "fields": ["summary"],
+            "modifier": "sequential",
+            "model": None,
+            "resample": 1,
+            "list_levels": 0,
+            "transform": None,
+            "depends_on": ["task.parts.parts:note"],
+        },
+    ]
+
+
+def test_a_saved_result_says_why_each_task_does_not_validate(tmp_path: Path) -> None:
+    result = parts_run(tmp_path / "run.sqlite")
+
+    data = json.loads(result.to_json())
+
+    assert data["invalid"] == dict(result.invalid)
+    assert list(data["invalid"]) == ["task.parts"]
+
+
+def test_a_saved_trace_marks_each_replayed_call(tmp_path: Path) -> None:
+    first = parts_run(tmp_path / "run.sqlite")
+    again = parts_run(tmp_path / "run.sqlite")
+
+    saved = [json.loads(run.to_json())["trace"] for run in (first, again)]
+
+    assert [[record["replayed"] for record in trace] for trace in saved] == [
+        [False, False],
+        [True, True],
+    ]
