@@ -30,6 +30,7 @@ answers up by key instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -46,11 +47,12 @@ from langtree.runtime.journal_file import (
     damaged_row_error,
     file_error,
     open_file,
+    open_to_read,
     row_problem,
     writer,
 )
 
-__all__ = ["Journal", "JournalEntry", "JournalReport", "JournalWriteError"]
+__all__ = ["Journal", "JournalEntry", "JournalReport", "JournalWriteError", "journal_answers"]
 
 _BATCH = 256
 """The most answers written in one transaction."""
@@ -297,15 +299,7 @@ class Journal:
         return [self._entry(row) for row in rows]
 
     def _entry(self, row: Sequence[object]) -> JournalEntry:
-        """The answer a row (its rowid, then the columns) holds.
-
-        Raises:
-            ExecutionError: The row does not hold an answer (it was edited, or damaged).
-        """
-        problem = row_problem(row)
-        if problem is not None:
-            raise damaged_row_error(self.path, self.kind, row, problem)
-        return _entry(row[1:])
+        return _checked_entry(self.path, self.kind, row)
 
     def _start_writer(self) -> None:
         """Open the file for writing, and start the thread that writes it.
@@ -365,6 +359,40 @@ class _Write:
 def _settle(done: asyncio.Future[None]) -> None:
     if not done.done():  # else the waiting call was cancelled
         done.set_result(None)
+
+
+def journal_answers(path: Path, hint: str) -> tuple[JournalEntry, ...]:
+    """Every answer a journal (or response cache) file holds, in the order they were
+    recorded, expired ones too; the file is only read (see
+    `langtree.runtime.journal_file.open_to_read`).
+
+    Args:
+        path: The file.
+        hint: What to give instead of a file that holds no journal, for messages.
+
+    Raises:
+        ExecutionError: The file holds no journal, is damaged, or cannot be read.
+    """
+    with contextlib.closing(open_to_read(path, "journal", hint)) as reader:
+        try:
+            rows = reader.execute(
+                f"SELECT rowid, {COLUMNS} FROM answers ORDER BY recorded_at, key, answer"
+            ).fetchall()
+        except sqlite3.Error as error:
+            raise file_error(path, "journal", error) from error
+    return tuple(_checked_entry(path, "journal", row) for row in rows)
+
+
+def _checked_entry(path: Path, kind: str, row: Sequence[object]) -> JournalEntry:
+    """The answer a row (its rowid, then the columns) holds.
+
+    Raises:
+        ExecutionError: The row does not hold an answer (it was edited, or damaged).
+    """
+    problem = row_problem(row)
+    if problem is not None:
+        raise damaged_row_error(path, kind, row, problem)
+    return _entry(row[1:])
 
 
 def _since(max_age: float | None) -> str:

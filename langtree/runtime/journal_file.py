@@ -38,6 +38,7 @@ __all__ = [
     "file_error",
     "open_existing",
     "open_file",
+    "open_to_read",
     "row_problem",
     "writer",
 ]
@@ -151,6 +152,34 @@ def open_existing(path: Path, kind: str) -> sqlite3.Connection:
     )
 
 
+def open_to_read(path: Path, kind: str, hint: str) -> sqlite3.Connection:
+    """A connection to a journal that exists, to look at what it holds, perhaps while a
+    run writes it (``langtree show``; the caller closes it). It leaves no file behind.
+
+    Where this process may write, the file is opened as a run's writer opens it, although
+    nothing is written: SQLite's read-only mode leaves the WAL mode's ``-wal`` and
+    ``-shm`` files beside the journal, which the last connection to close removes only
+    when it may write. Elsewhere it is read as a read-only journal is.
+
+    Args:
+        path: The file.
+        kind: What the file is to the user, for messages.
+        hint: What to give instead of a file that holds no journal, for messages.
+
+    Raises:
+        ExecutionError: The file holds no journal, is damaged, or cannot be read.
+    """
+    read_only = _unwritable(path)
+    try:
+        if not _holds_journal(path, kind, read_only, hint):
+            raise ExecutionError(f"The {kind} {str(path)!r} holds no answers\n  hint: {hint}")
+        if read_only is not None:
+            return _reader(path, kind, read_only)
+        return _opened(f"{path.absolute().as_uri()}?mode=rw")
+    except sqlite3.Error as error:
+        raise file_error(path, kind, error) from error
+
+
 def writer(path: Path, kind: str) -> sqlite3.Connection:
     """A connection that writes the journal, for its writer thread.
 
@@ -250,9 +279,12 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-def _holds_journal(path: Path, kind: str, read_only: str | None) -> bool:
+def _holds_journal(path: Path, kind: str, read_only: str | None, hint: str | None = None) -> bool:
     """Whether the file holds a journal (``False``: it is missing, has no byte, or is a
     database without a table).
+
+    ``hint`` says what to give instead of a file that is not a journal (``None``: a run's
+    hints, a new file for its journal).
 
     Raises:
         ExecutionError: The file is not a journal.
@@ -263,7 +295,7 @@ def _holds_journal(path: Path, kind: str, read_only: str | None) -> bool:
     with path.open("rb") as file:
         magic = file.read(len(_SQLITE_MAGIC))
     if magic != _SQLITE_MAGIC:
-        raise _not_a_journal(path, kind, "it is not a SQLite database")
+        raise _not_a_journal(path, kind, "it is not a SQLite database", hint)
     reader = _reader(path, kind, read_only)
     try:
         tables = sorted(
@@ -279,12 +311,12 @@ def _holds_journal(path: Path, kind: str, read_only: str | None) -> bool:
     if found is None:
         listed = ", ".join(repr(name) for name in tables)
         raise _not_a_journal(
-            path, kind, f"it is another application's SQLite database (tables {listed})"
+            path, kind, f"it is another application's SQLite database (tables {listed})", hint
         )
     if found != FORMAT:
         raise ExecutionError(
             f"{str(path)!r} is a {kind} of another format ({found!r}, expected {FORMAT!r})\n"
-            f"  hint: give the run a new {kind} file"
+            f"  hint: {hint or f'give the run a new {kind} file'}"
         )
     return True
 
@@ -387,9 +419,11 @@ def _damage(path: Path, kind: str, what: str) -> ExecutionError:
     )
 
 
-def _not_a_journal(path: Path, kind: str, what: str) -> ExecutionError:
+def _not_a_journal(path: Path, kind: str, what: str, hint: str | None) -> ExecutionError:
+    hint = hint or (
+        f"give the run a file of its own for its {kind}: a new path (LangTree creates it) "
+        "or an empty file"
+    )
     return ExecutionError(
-        f"The {kind} {str(path)!r} is not a LangTree journal: {what}\n"
-        f"  hint: give the run a file of its own for its {kind}: a new path (LangTree "
-        "creates it) or an empty file"
+        f"The {kind} {str(path)!r} is not a LangTree journal: {what}\n  hint: {hint}"
     )

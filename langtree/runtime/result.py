@@ -4,9 +4,11 @@ wrote each value (DESIGN D14), and, with ``on_error="continue"``, what failed.""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, overload
 
 from langchain_core.messages import BaseMessage
@@ -19,6 +21,7 @@ from langtree.runtime.cache import CacheReport
 from langtree.runtime.faults import FailureKind
 from langtree.runtime.journal import JournalReport
 from langtree.runtime.json_view import add_resampled_values
+from langtree.runtime.page import SavedRun, page_html, saved_run, write_page
 from langtree.runtime.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.result_display import result_markdown
 from langtree.runtime.usage import RunUsage, run_tokens
@@ -394,3 +397,28 @@ class RunResult:
                 "  hint: read the values from the result (result[TaskClass], "
                 "result.partial(...)) instead"
             ) from None
+
+    def to_html(self) -> str:
+        """The run's page: one HTML document to open in a browser, offline (no script,
+        nothing fetched), the same page as ``langtree show`` makes from the file that
+        `to_json()` wrote. It shows the tree of tasks and nodes, each value with what
+        wrote it, each step instance with its prompt, answer, attempts, latency, tokens
+        and model, the failures marked, and the plan as a diagram (see docs/cli.md).
+
+        Raises:
+            ExecutionError: The values nest too deep for Python's ``json`` module.
+        """
+        return page_html(self._page_data())
+
+    def write_html(self, path: str | os.PathLike[str]) -> None:
+        """Write `to_html()` to a file (UTF-8, as the page declares).
+
+        Raises:
+            LangTreeError: The file cannot be written.
+            ExecutionError: The values nest too deep for Python's ``json`` module.
+        """
+        write_page(self._page_data(), Path(path))
+
+    def _page_data(self) -> SavedRun:
+        # Through the JSON text, so that the page is the one its saved file gives.
+        return saved_run(json.loads(self.to_json()), "the run's result")

@@ -1,0 +1,468 @@
+"""A run's page (``RunResult.to_html()``, ``langtree show``): one HTML file that shows the
+tree of tasks and nodes, every step instance with its calls, every value with what wrote
+it, the failures, and the plan drawn without a script.
+"""
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from html_elements import Element, parse
+from pydantic import Field
+
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.errors import LangTreeError
+from langtree.runtime import RunResult
+from langtree.runtime.page import page_html, read_run, saved_run
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest, ResponderResult
+
+
+class Document(TreeNode):
+    """One document."""
+
+    text: str = Field(description="The document's text.")
+    summary: str = Field(description="A summary of the document.")
+
+
+class TaskResearch(TreeNode):
+    """You answer a question from a set of documents."""
+
+    question: str = Field(description="The question to answer.")
+    documents: list[Document] = Field(
+        default=[],
+        description="! @each[documents]->task.answer@{{value.findings=documents.summary}}*",
+    )
+
+
+class TaskAnswer(TreeNode):
+    """Answer the question from the findings."""
+
+    findings: list[str] = Field(default=[], description="One finding per document.")
+    answer: str = Field(description="The answer.")
+
+
+DOCUMENTS = [{"text": "Doc A"}, {"text": "Doc B"}, {"text": "Doc C"}]
+SECOND = "task.research.documents[1]"
+Responder = Callable[[FakeRequest], ResponderResult]
+
+
+def answered(request: FakeRequest) -> ResponderResult:
+    return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+
+def second_never_summarised(request: FakeRequest) -> ResponderResult:
+    return {"summary": None} if request.node_path == SECOND else answered(request)
+
+
+def second_summarised_on_the_retry() -> Responder:
+    asked: list[str] = []
+
+    def respond(request: FakeRequest) -> ResponderResult:
+        asked.append(request.node_path)
+        if request.node_path == SECOND and asked.count(SECOND) == 1:
+            return {"summary": None}
+        return answered(request)
+
+    return respond
+
+
+def research(
+    responder: Responder = answered,
+    *,
+    question: str = "Is it stable?",
+    documents: list[dict[str, object]] = DOCUMENTS,
+    config: dict[str, object] | None = None,
+    max_retries: int = 0,
+    journal: Path | None = None,
+    report_usage: bool = False,
+) -> RunResult:
+    model = FakeChatModel(responder=responder, report_usage=report_usage)
+    structure = RunStructure(config, provider=LLMProvider({"default": model}))
+    structure.add(TaskResearch)
+    structure.add(TaskAnswer)
+    inputs = {TaskResearch: {"question": question, "documents": documents}}
+    return structure.run(inputs, max_retries=max_retries, journal=journal)
+
+
+def page(result: RunResult) -> Element:
+    return parse(result.to_html())
+
+
+DATA = ("data-step", "data-node", "data-sample")
+
+
+def instances(document: Element) -> Counter[tuple[str, str, str]]:
+    """Each step instance on the page (step, node, sample), counted once per call."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for instance in document.all("details", "instance"):
+        step, node, sample = (instance.attrs[name] or "" for name in DATA)
+        counts[step, node, sample] += len(instance.all(cls="call"))
+    return counts
+
+
+# --- every step instance, with its calls ------------------------------------------------
+
+
+def test_every_step_instance_is_on_the_page_with_each_of_its_calls() -> None:
+    result = research()
+
+    shown = instances(page(result))
+
+    assert shown == Counter((r.step_id, r.node_path, str(r.sample)) for r in result.trace)
+    assert len(shown) == 4
+
+
+def test_a_call_shows_its_prompt_answer_model_latency_and_tokens() -> None:
+    result = research(report_usage=True)
+    (record,) = [record for record in result.trace if record.node_path == "task.answer"]
+    assert record.usage is not None
+
+    instance = page(result).one("details", "instance", data_node="task.answer")
+    call = instance.one(cls="call")
+
+    assert instance.one("summary").text() == (
+        f"ok task.answer:answer: 1 call, {record.latency:.3f} s, model default"
+    )
+    assert call.one("p", "facts").text() == (
+        f"Attempt 1: model default (answered by langtree-fake), {record.latency:.3f} s, "
+        f"{record.usage['total_tokens']:,} tokens ({record.usage['input_tokens']:,} in, "
+        f"{record.usage['output_tokens']:,} out)"
+    )
+    messages = [(pre.attrs["data-role"], pre.text()) for pre in call.all("pre", "message")]
+    assert messages == [(message.type, message.text) for message in record.messages]
+    assert call.one("pre", "answer").text() == record.raw_output
+
+
+def test_a_call_without_reported_usage_shows_its_prompt_s_token_count() -> None:
+    result = research()
+    (record,) = [record for record in result.trace if record.node_path == "task.answer"]
+
+    call = page(result).one("details", "instance", data_node="task.answer").one(cls="call")
+
+    assert call.one("p", "facts").text() == (
+        f"Attempt 1: model default (answered by langtree-fake), {record.latency:.3f} s, "
+        f"{record.token_count:,} prompt tokens (counted; the provider reported none)"
+    )
+
+
+def test_a_retried_instance_shows_each_call_and_why_the_first_was_not_accepted() -> None:
+    result = research(second_summarised_on_the_retry(), max_retries=1)
+    first, retry = [record for record in result.trace if record.node_path == SECOND]
+
+    instance = page(result).one("details", "instance", data_node=SECOND)
+    calls = instance.all(cls="call")
+
+    assert instance.classes == ["instance", "retried"]
+    assert [call.classes for call in calls] == [["call", "failed"], ["call"]]
+    assert [call.one("pre", "answer").text() for call in calls] == [
+        first.raw_output,
+        retry.raw_output,
+    ]
+    assert calls[0].all("p", "label")[-1].text() == "Not accepted (invalid_output)"
+    assert calls[0].one("pre", "error").text() == first.error
+    assert calls[1].all("pre", "error") == []
+
+
+@pytest.mark.parametrize("report_usage", [False, True], ids=["counted", "reported"])
+def test_the_page_opens_with_the_line_the_notebook_shows(report_usage: bool) -> None:
+    result = research(second_summarised_on_the_retry(), max_retries=1, report_usage=report_usage)
+
+    summary = page(result).one("p", "summary").text()
+
+    assert summary == result._repr_markdown_().split("\n")[0].removeprefix("**Run**: ")
+    assert summary.startswith("5 calls, 1 retry, 1 failed, ")
+
+
+# --- escaping and no network ------------------------------------------------------------
+
+
+def test_text_from_the_caller_and_the_model_stays_text() -> None:
+    hostile = '</pre><script>alert("q")</script> & <b>bold</b>'
+
+    def markup(request: FakeRequest) -> ResponderResult:
+        return {name: f"<img src=x onerror=alert(1)> {name}" for name in request.fields}
+
+    result = research(markup, question=hostile)
+    document = page(result)
+
+    assert {element.tag for element in document.all()} & {"script", "img", "b"} == set()
+    question = document.one(cls="value", data_path="task.research.question")
+    assert question.one("pre").text() == hostile
+    answers = sorted(pre.text() for pre in document.all("pre", "answer"))
+    assert answers == sorted(record.raw_output for record in result.trace)
+    prompts = sorted(pre.text() for pre in document.all("pre", "message"))
+    assert prompts == sorted(m.text for record in result.trace for m in record.messages)
+    assert any("<img src=x onerror=alert(1)> summary" in text for text in prompts)
+
+
+def test_the_page_runs_no_script_and_fetches_nothing() -> None:
+    document = page(research())
+    elements = document.all()
+
+    fetching = {"script", "link", "img", "iframe", "object", "embed", "audio", "video", "source"}
+    assert {element.tag for element in elements} & fetching == set()
+    assert [element.attrs for element in elements if "src" in element.attrs] == []
+    links = [element.attrs["href"] or "" for element in elements if "href" in element.attrs]
+    assert [link for link in links if not link.startswith("#")] == []
+    assert [name for element in elements for name in element.attrs if name.startswith("on")] == []
+    style = document.one("style").text()
+    assert "url(" not in style
+    assert "@import" not in style
+
+
+# --- failures ---------------------------------------------------------------------------
+
+
+def test_failures_are_listed_first_and_marked_where_they_happened() -> None:
+    result = research(second_never_summarised, config={"on_error": "continue"})
+    document = page(result)
+
+    failures = document.one("nav", "failures")
+    assert failures.one("h2").text() == "4 failures"
+    assert [link.text() for link in failures.all("a")] == [
+        "task.research does not validate",
+        f"task.research.documents:summary at {SECOND} failed",
+        "task.answer does not validate",
+        f"task.answer:answer at task.answer skipped, because of task.research.documents:summary "
+        f"at {SECOND}",
+    ]
+    ids = {element.attrs.get("id") for element in document.all()}
+    assert {(link.attrs["href"] or "")[1:] for link in failures.all("a")} <= ids
+
+    failed = document.one("details", "instance", data_node=SECOND)
+    assert (failed.classes, "open" in failed.attrs) == (["instance", "failed"], True)
+    nodes = {node.attrs["data-path"]: node.classes for node in document.all("section", "node")}
+    assert nodes[SECOND] == ["node", "failed"]
+    assert nodes["task.research.documents[0]"] == ["node"]
+    for tag, why in result.invalid.items():
+        task = document.one("section", "task", data_task=tag)
+        assert task.classes == ["task", "invalid"]
+        assert task.all("pre", "error")[0].text() == why
+    (error,) = result.errors
+    node = document.one("section", "node", data_path=SECOND)
+    assert node.one(cls="failure").one("pre", "error").text() == str(error)
+    skipped = document.one("section", "node", data_path="task.answer").one("p", "skipped")
+    assert skipped.text() == (
+        f"skipped task.answer:answer, because of task.research.documents:summary at {SECOND}"
+    )
+
+
+def test_the_plan_marks_the_steps_that_failed_or_were_skipped() -> None:
+    document = page(research(second_never_summarised, config={"on_error": "continue"}))
+
+    boxes = {box.attrs["data-step"]: box.classes for box in document.all("g", "step")}
+    rows = {row.attrs["data-step"]: row.attrs.get("class") for row in document.all("tr")[1:]}
+
+    assert boxes == {
+        "task.research.documents:summary": ["step", "failed"],
+        "task.answer:answer": ["step", "failed"],
+    }
+    assert rows == {"task.research.documents:summary": "failed", "task.answer:answer": "failed"}
+
+
+# --- values and what wrote them ---------------------------------------------------------
+
+
+def test_each_value_shows_what_wrote_it_and_the_writes_it_replaced() -> None:
+    result = research()
+    document = page(result)
+
+    def value(path: str) -> Element:
+        return document.one("div", "value", data_path=path)
+
+    mapped, default = result.provenance("task.answer.findings")
+    findings = value("task.answer.findings")
+    assert findings.one("span", "wrote").text() == (
+        "written by the mapping of documents.summary by ! @each[documents]->task.answer@"
+        "{{value.findings=documents.summary}}* in TaskResearch.documents at "
+        f"{mapped.at.isoformat()}"
+    )
+    assert json.loads(findings.all("pre")[0].text()) == mapped.value
+    history = findings.one("details", "history")
+    assert history.one("summary").text() == "1 earlier write"
+    assert history.one("p", "wrote").text() == (
+        f"by the field's default at {default.at.isoformat()}"
+    )
+    assert json.loads(history.one("pre").text()) == []
+
+    (summary,) = result.provenance("task.research.documents[0].summary")
+    assert value("task.research.documents[0].summary").one("span", "wrote").text() == (
+        "written by step task.research.documents:summary, model default, attempt 1 at "
+        f"{summary.at.isoformat()}"
+    )
+    (question,) = result.provenance("task.research.question")
+    assert value("task.research.question").one("span", "wrote").text() == (
+        f"written by the caller's input at {question.at.isoformat()}"
+    )
+
+
+def test_each_task_lists_its_nodes_in_tree_order_with_their_depths() -> None:
+    document = page(research())
+
+    tasks = {
+        task.attrs["data-task"]: [
+            (node.attrs["data-path"], node.attrs["data-depth"]) for node in task.all("section")
+        ]
+        for task in document.all("section", "task")
+    }
+
+    assert tasks == {
+        "task.research": [
+            ("task.research", "0"),
+            *((f"task.research.documents[{i}]", "1") for i in range(3)),
+        ],
+        "task.answer": [("task.answer", "0")],
+    }
+
+
+def test_a_tree_hundreds_of_levels_deep_has_its_page() -> None:
+    deepest = "task.deep" + ".child" * 300
+    write = {"kind": "input", "path": f"{deepest}.text", "value": "leaf", "at": "now"}
+
+    document = parse(page_html(saved_run({"tasks": {}, "trace": [], "provenance": [write]}, "")))
+
+    nodes = document.all("section", "node")
+    assert [node.attrs["data-depth"] for node in nodes] == [str(depth) for depth in range(301)]
+    assert nodes[-1].one("div", "value").one("pre").text() == "leaf"
+
+
+# --- the plan ---------------------------------------------------------------------------
+
+
+def test_the_plan_is_drawn_as_an_svg_with_a_box_per_step_and_an_arrow_per_dependency() -> None:
+    result = research()
+    assert result.plan is not None
+    document = page(result)
+
+    boxes = document.one("svg", "plan").all("g", "step")
+    arrows = document.one("svg", "plan").all("line", "edge")
+
+    assert [box.attrs["data-step"] for box in boxes] == [step.id for step in result.plan.steps]
+    assert [[text.text() for text in box.all("text")] for box in boxes] == [
+        ["1. task.research.documents[*]", "summary", "default model"],
+        ["2. task.answer", "answer", "default model"],
+    ]
+    assert [(a.attrs["data-from"], a.attrs["data-to"]) for a in arrows] == [
+        (dep, step.id) for step in result.plan.steps for dep in step.depends_on
+    ]
+    assert [[cell.text() for cell in row.all("td")] for row in document.all("tr")[1:]] == [
+        ["1", "task.research.documents[*]", "summary", "default model", "—"],
+        ["2", "task.answer", "answer", "default model", "1"],
+    ]
+
+
+def test_a_result_saved_without_its_plan_says_so() -> None:
+    data = json.loads(research().to_json())
+    del data["plan"]
+
+    document = parse(page_html(saved_run(data, "run.json")))
+
+    assert [note.text() for note in document.all("p", "notice")] == [
+        "This result holds no plan (it was saved by an earlier LangTree, or not made by a "
+        "run): no plan is shown."
+    ]
+    assert document.all("svg") == []
+
+
+# --- saved results and files ------------------------------------------------------------
+
+
+def test_a_saved_result_gives_the_page_of_the_result(tmp_path: Path) -> None:
+    result = research(second_never_summarised, config={"on_error": "continue"})
+    saved = tmp_path / "run.json"
+    saved.write_text(result.to_json(), encoding="utf-8")
+
+    assert page_html(read_run(saved)) == result.to_html()
+
+
+def test_write_html_writes_the_page_as_utf8(tmp_path: Path) -> None:
+    result = research(question="Ist es stabil? — ja")
+
+    result.write_html(tmp_path / "run.html")
+
+    assert (tmp_path / "run.html").read_text(encoding="utf-8") == result.to_html()
+    assert '<meta charset="utf-8">' in result.to_html()
+
+
+def test_write_html_into_a_missing_folder_says_so(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "run.html"
+
+    with pytest.raises(LangTreeError) as raised:
+        research().write_html(target)
+
+    assert str(raised.value) == (
+        f"The page cannot be written to {str(target)!r}: No such file or directory\n"
+        "  hint: give a path in a folder that exists and that you may write to"
+    )
+
+
+def test_data_that_is_not_a_saved_result_is_refused_with_each_problem() -> None:
+    data = {"tasks": {}, "trace": [{"step_id": "a:b", "latency": "slow"}]}
+
+    with pytest.raises(LangTreeError) as raised:
+        saved_run(data, "run.json")
+
+    assert str(raised.value) == (
+        "'run.json' is not a saved LangTree result:\n"
+        "  - trace.0.node_path: Field required\n"
+        "  - trace.0.fields: Field required\n"
+        "  - trace.0.model: Field required\n"
+        "  - trace.0.attempt: Field required\n"
+        "  - trace.0.latency: Input should be a valid number, unable to parse string as a "
+        "number\n"
+        "  - trace.0.raw_output: Field required\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file"
+    )
+
+
+# --- a journal --------------------------------------------------------------------------
+
+
+JOURNAL_NOTE = (
+    "This page shows a journal: the answers its model calls received, one block per call. "
+    "A journal keeps no prompts, no plan and no values but the answers (so no provenance "
+    "either): the page of a saved result has them all (RunResult.to_html(), or langtree "
+    "show on the JSON that RunResult.to_json() wrote)."
+)
+
+
+def test_a_journal_shows_each_call_with_its_answers_and_says_what_it_lacks(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "run.sqlite"
+    result = research(second_summarised_on_the_retry(), max_retries=1, journal=journal)
+
+    document = parse(page_html(read_run(journal)))
+
+    assert [note.text() for note in document.all("p", "notice")] == [JOURNAL_NOTE]
+    assert document.one("p", "summary").text() == "5 answers to 4 calls, 1 invalid"
+    assert instances(document) == Counter(
+        {(r.step_id, r.node_path, str(r.sample)): 1 for r in result.trace}
+        | {("task.research.documents:summary", SECOND, "1"): 2}
+    )
+    retried = document.one("details", "instance", data_node=SECOND)
+    assert retried.classes == ["instance", "retried"]
+    assert re.fullmatch(
+        r"retried task\.research\.documents:summary, call [0-9a-f]{12}: 2 answers, "
+        r"\d+\.\d{3} s, model default",
+        retried.one("summary").text(),
+    )
+    assert [pre.text() for pre in retried.all("pre", "answer")] == [
+        record.raw_output for record in result.trace if record.node_path == SECOND
+    ]
+    assert document.all("svg") == []
+    assert document.all("pre", "message") == []
+
+
+def test_reading_a_journal_changes_nothing_in_its_folder(tmp_path: Path) -> None:
+    journal = tmp_path / "run.sqlite"
+    research(journal=journal)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    read_run(journal)
+
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
