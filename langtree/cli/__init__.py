@@ -22,7 +22,9 @@ cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-
 without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
 that hold no task an error (status 1). ``langtree journal salvage OLD NEW`` copies the
 answers of a damaged journal that can still be read into a new journal (see
-``langtree.cli.journal``). ``langtree --version`` prints the installed version.
+``langtree.cli.journal``). ``langtree show RUN [--output PAGE.html]`` writes the page of
+a run (a saved result's JSON or a journal): one HTML file that works offline; it opens
+nothing. ``langtree --version`` prints the installed version.
 
 Exit statuses: 0 ok; 1 problems in the user's tree or run (a module that does not import,
 tasks that do not validate, a prompt over its token budget, a failed run); 2 usage or
@@ -49,6 +51,7 @@ from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variabl
 from langtree.cli.journal import add_journal_command
 from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
+from langtree.cli.show import add_show_command
 from langtree.cli.trees import (
     classes_in,
     diagnostics_of,
@@ -112,6 +115,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_prompts_command(commands)
     add_run_command(commands)
     add_journal_command(commands)
+    add_show_command(commands)
     return parser
 
 

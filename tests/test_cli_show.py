@@ -1,0 +1,231 @@
+"""``langtree show RUN``: the page of a saved result or of a journal, written to a file."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.cli import main
+from langtree.runtime import RunResult
+from langtree.runtime.page import page_html, read_run
+from langtree.testing import FakeChatModel
+from langtree.testing.fake_model import FakeRequest, ResponderResult
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+REVIEW = EXAMPLES / "review_rating.py"
+REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
+
+
+class Part(TreeNode):
+    """One part."""
+
+    name: str = Field(description="The name.")
+    note: str = Field(description="A note.")
+
+
+class TaskParts(TreeNode):
+    """Describe the parts."""
+
+    parts: list[Part] = Field(default=[], description="The parts.")
+    summary: str = Field(description="The summary.")
+
+
+def second_note_missing(request: FakeRequest) -> ResponderResult:
+    if request.node_path == "task.parts.parts[1]":
+        return {"note": None}
+    return {name: f"{name} of {request.node_path}" for name in request.fields}
+
+
+def parts_run(config: dict[str, object] | None = None) -> RunResult:
+    model = FakeChatModel(responder=second_note_missing)
+    structure = RunStructure(config, provider=LLMProvider({"default": model}))
+    structure.add(TaskParts)
+    return structure.run({TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}, max_retries=0)
+
+
+def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    status = main(["show", *(str(arg) for arg in argv)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_show_writes_the_page_of_a_saved_result_next_to_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = parts_run({"on_error": "continue"})
+    saved = tmp_path / "run.json"
+    saved.write_text(result.to_json(), encoding="utf-8")
+
+    status, out, err = show(capsys, saved)
+
+    assert (status, out, err) == (0, f"{tmp_path / 'run.html'}\n", "")
+    assert (tmp_path / "run.html").read_text(encoding="utf-8") == result.to_html()
+
+
+def test_show_writes_the_page_where_output_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    saved = tmp_path / "run.json"
+    saved.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    page = tmp_path / "pages" / "latest.html"
+    page.parent.mkdir()
+
+    status, out, err = show(capsys, saved, "-o", page)
+
+    assert (status, out, err) == (0, f"{page}\n", "")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pages", "run.json"]
+    assert page.read_text(encoding="utf-8") == page_html(read_run(saved))
+
+
+def test_show_writes_the_page_of_a_journal_that_langtree_run_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    journal = tmp_path / "review.sqlite"
+    arguments = ["--input", str(REVIEW_INPUTS), "--model", "fake", "--journal", str(journal)]
+    ran = main(["run", str(REVIEW), *arguments])
+    capsys.readouterr()
+
+    status, out, err = show(capsys, journal)
+
+    assert (ran, status, out, err) == (0, 0, f"{tmp_path / 'review.html'}\n", "")
+    page = (tmp_path / "review.html").read_text(encoding="utf-8")
+    assert page == page_html(read_run(journal))
+    assert page.count('<details class="instance ok"') == 10
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        pytest.param(
+            "run.json",
+            b'{"tasks": {}, "trace": [',
+            "'{path}' is neither a saved result nor a journal: it is not JSON (Expecting "
+            "value at line 1, column 25)\n"
+            "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+            id="not-json",
+        ),
+        pytest.param(
+            "run.json",
+            b'{"tasks": "\xff"}',
+            "'{path}' is neither a saved result nor a journal: it is not JSON (byte 11 is "
+            "not UTF-8)\n"
+            "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+            id="not-utf8",
+        ),
+        pytest.param(
+            "run.json",
+            b"[1, 2]",
+            "'{path}' is not a saved LangTree result:\n"
+            "  - (the whole file): Input should be a valid dictionary or instance of "
+            "SavedRun\n"
+            "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+            id="not-an-object",
+        ),
+        pytest.param(
+            "run.json",
+            b'{"trace": []}',
+            "'{path}' is not a saved LangTree result:\n"
+            "  - tasks: Field required\n"
+            "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+            id="not-a-result",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_run_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+
+    status, out, err = show(capsys, path)
+
+    assert (status, out, err) == (2, "", "langtree: error: " + message.format(path=path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_sqlite_file_that_is_not_a_journal_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE things (name TEXT)")
+    connection.close()
+    before = path.read_bytes()
+
+    status, out, err = show(capsys, path)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: The journal {str(path)!r} is not a LangTree journal: it is "
+        "another application's SQLite database (tables 'things')\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]
+    assert path.read_bytes() == before
+
+
+def test_a_sqlite_file_without_tables_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "empty.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA user_version = 1")  # a database file with no table
+    connection.close()
+
+    status, out, err = show(capsys, path)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: The journal {str(path)!r} holds no answers\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]
+
+
+def test_a_missing_run_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "run.json"
+
+    status, out, err = show(capsys, missing)
+
+    assert (status, out, err) == (2, "", f"langtree: error: No such file: {str(missing)!r}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_page_that_would_replace_its_run_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    saved = tmp_path / "run.json"
+    text = parts_run({"on_error": "continue"}).to_json()
+    saved.write_text(text, encoding="utf-8")
+
+    status, out, err = show(capsys, saved, "--output", saved)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: The page would replace the run it shows, {str(saved)!r}\n"
+        "  hint: give another path with --output PAGE.html\n",
+    )
+    assert saved.read_text(encoding="utf-8") == text
+
+
+def test_a_page_that_cannot_be_written_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    saved = tmp_path / "run.json"
+    saved.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    page = tmp_path / "missing" / "run.html"
+
+    status, out, err = show(capsys, saved, "-o", page)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: The page cannot be written to {str(page)!r}: No such file or "
+        "directory\n"
+        "  hint: give a path in a folder that exists and that you may write to\n",
+    )
