@@ -2,8 +2,8 @@
 # `make check` validates every example tree without running it. `make test` leaves out the
 # tests marked local_model (they load the embedded model or start llama.cpp's server on
 # 127.0.0.1), those marked ray (they start a local Ray instance) and those marked browser
-# (they open the docs site in headless Chromium); `make test-models`, `make test-ray` and
-# `make test-browser` run only those.
+# (they open the docs site or a run's page in headless Chromium); `make test-models`,
+# `make test-ray` and `make test-browser` run only those.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -27,19 +27,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-# Without the flags that stop background networking, Chromium waits on update and sync
-# services that a closed network never answers.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WIDTHS = {"desktop": 1280, "phone": 390}
 SCREENSHOT_PAGES = ["api/", "dsl/", "cookbook/"]
 
@@ -138,25 +125,6 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator["Browser"]:
-    """Headless Chromium, or a skip that says what is missing."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: `make test-browser` installs it")
-    if importlib.util.find_spec("playwright") is None:
-        pytest.skip("Playwright is not installed: `make test-browser` installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        # Scrollbars shown, as a desktop browser shows them: a screenshot then tells a
-        # block that scrolls from one that is cut off.
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
-        )
-        yield chromium
-        chromium.close()
 
 
 def built_pages() -> list[str]:

@@ -1,13 +1,19 @@
 """A run's page (``RunResult.to_html()``, ``langtree show``): one HTML file that shows the
 tree of tasks and nodes, every step instance with its calls, every value with what wrote
 it, the failures, and the plan drawn without a script.
+
+The test marked ``browser`` opens the page from its file in headless Chromium (the
+``browser`` fixture of tests/conftest.py, as tests/test_site.py opens the docs site);
+with ``LANGTREE_SCREENSHOTS=DIR`` it also saves screenshots there.
 """
 
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from html_elements import Element, parse
@@ -19,6 +25,9 @@ from langtree.runtime import RunResult
 from langtree.runtime.page import page_html, read_run, saved_run
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 class Document(TreeNode):
@@ -466,3 +475,63 @@ def test_reading_a_journal_changes_nothing_in_its_folder(tmp_path: Path) -> None
     read_run(journal)
 
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+# --- in a browser -----------------------------------------------------------------------
+
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+LONG_TEXT = " ".join(f"word{number}" for number in range(400))
+"""One line of about 3,500 characters: the prompts that show it are wider than any screen."""
+
+PROMPT_BOX_JS = """
+(pre) => {
+  const before = pre.scrollLeft;
+  pre.scrollLeft = pre.scrollWidth;
+  return {
+    wider: pre.scrollWidth > pre.clientWidth,
+    overflow: getComputedStyle(pre).overflowX,
+    scrolled: pre.scrollLeft > before,
+    pageFits: document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+  };
+}
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+def test_in_a_browser_the_page_opens_from_its_file_and_a_long_prompt_scrolls(
+    browser: "Browser", tmp_path: Path, width: int
+) -> None:
+    result = research(documents=[{"text": LONG_TEXT}, {"text": "Doc B"}])
+    path = tmp_path / "run.html"
+    result.write_html(path)
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        summaries = page.locator("details.instance > summary")
+        visible = [summaries.nth(i).is_visible() for i in range(summaries.count())]
+        steps = sorted(summaries.nth(i).locator("code").first.inner_text() for i in range(3))
+        plan_shown = page.locator("svg.plan").is_visible()
+        instance = page.locator('details.instance[data-node="task.research.documents[0]"]')
+        instance.locator("summary").click()
+        prompt = instance.locator('pre.message[data-role="human"]')
+        prompt_shown = prompt.is_visible()
+        box = prompt.evaluate(PROMPT_BOX_JS)
+        screenshots = os.environ.get("LANGTREE_SCREENSHOTS")
+        if screenshots:
+            Path(screenshots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=f"{screenshots}/run-page-{width}.png", full_page=True)
+    finally:
+        page.close()
+
+    assert requested == [path.as_uri()]
+    assert visible == [True] * 3
+    assert steps == sorted(record.step_id for record in result.trace)
+    assert plan_shown
+    assert prompt_shown
+    assert box == {"wider": True, "overflow": "auto", "scrolled": True, "pageFits": True}
