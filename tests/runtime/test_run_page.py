@@ -208,6 +208,54 @@ def test_text_from_the_caller_and_the_model_stays_text() -> None:
     assert any("<img src=x onerror=alert(1)> summary" in text for text in prompts)
 
 
+HOSTILE = "\"'><script>alert(1)</script><img src=x onerror=alert(2)>&amp;"
+"""Text that would be markup, in an element's text or in a quoted attribute, unescaped."""
+
+KEYED_BY_TAG = ("tasks", "partial", "invalid")
+
+
+def hostile(data: object) -> object:
+    """JSON data with ``HOSTILE`` after every string value (keys are left as they are)."""
+    if isinstance(data, str):
+        return data + HOSTILE
+    if isinstance(data, list):
+        return [hostile(item) for item in data]
+    if isinstance(data, dict):
+        return {key: hostile(value) for key, value in data.items()}
+    return data
+
+
+def test_every_text_of_a_saved_result_stays_text_whoever_wrote_the_file() -> None:
+    data = json.loads(research(second_never_summarised, config={"on_error": "continue"}).to_json())
+    crafted = hostile(data)
+    assert isinstance(crafted, dict)
+    for name in KEYED_BY_TAG:
+        crafted[name] = {tag + HOSTILE: value for tag, value in crafted[name].items()}
+
+    document = parse(page_html(saved_run(crafted, "run.json")))
+    elements = document.all()
+
+    assert {element.tag for element in elements} & {"script", "img"} == set()
+    assert [name for element in elements for name in element.attrs if name.startswith("on")] == []
+    texts = "\n".join(element.text() for element in elements if element.tag != "style")
+    shown = {
+        "task tags": list(crafted["tasks"]),
+        "step ids": [call["step_id"] for call in crafted["trace"]],
+        "node paths": [call["node_path"] for call in crafted["trace"]],
+        "models": [call["model"] for call in crafted["trace"]],
+        "prompts": [m["content"] for call in crafted["trace"] for m in call["messages"]],
+        "answers": [call["raw_output"] for call in crafted["trace"]],
+        "errors": [error["message"] for error in crafted["errors"]],
+        "why a task does not validate": list(crafted["invalid"].values()),
+        "plan": [step["element_path"] for step in crafted["plan"]["steps"]],
+    }
+    assert {what: [t for t in found if t not in texts] for what, found in shown.items()} == {
+        what: [] for what in shown
+    }
+    attributes = [value for element in elements for value in element.attrs.values()]
+    assert {call["step_id"] for call in crafted["trace"]} <= set(attributes)
+
+
 def test_the_page_runs_no_script_and_fetches_nothing() -> None:
     document = page(research())
     elements = document.all()
