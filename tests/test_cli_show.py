@@ -1,5 +1,6 @@
 """``langtree show RUN``: the page of a saved result or of a journal, written to a file."""
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from pydantic import Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.cli import main
 from langtree.runtime import RunResult
-from langtree.runtime.page import page_html, read_run
+from langtree.runtime.page import DEFAULT_MAX_RUN_BYTES, page_html, read_run
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
@@ -38,11 +39,12 @@ def second_note_missing(request: FakeRequest) -> ResponderResult:
     return {name: f"{name} of {request.node_path}" for name in request.fields}
 
 
-def parts_run(config: dict[str, object] | None = None) -> RunResult:
+def parts_run(config: dict[str, object] | None = None, journal: Path | None = None) -> RunResult:
     model = FakeChatModel(responder=second_note_missing)
     structure = RunStructure(config, provider=LLMProvider({"default": model}))
     structure.add(TaskParts)
-    return structure.run({TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}, max_retries=0)
+    inputs = {TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}
+    return structure.run(inputs, max_retries=0, journal=journal)
 
 
 def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
@@ -191,41 +193,105 @@ def test_a_missing_run_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_
 
     status, out, err = show(capsys, missing)
 
-    assert (status, out, err) == (2, "", f"langtree: error: No such file: {str(missing)!r}\n")
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: No such file: {str(missing)!r}\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+    )
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_page_that_would_replace_its_run_is_refused(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    saved = tmp_path / "run.json"
-    text = parts_run({"on_error": "continue"}).to_json()
-    saved.write_text(text, encoding="utf-8")
+def test_a_folder_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
 
-    status, out, err = show(capsys, saved, "--output", saved)
+    status, out, err = show(capsys, folder)
 
     assert (status, out, err) == (
         2,
         "",
-        f"langtree: error: The page would replace the run it shows, {str(saved)!r}\n"
-        "  hint: give another path with --output PAGE.html\n",
+        f"langtree: error: {str(folder)!r} is a folder, not a file\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
     )
-    assert saved.read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
 
 
-def test_a_page_that_cannot_be_written_is_a_usage_error(
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pipe = tmp_path / "run.json"
+    os.mkfifo(pipe)
+
+    status, out, err = show(capsys, pipe)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: {str(pipe)!r} is a named pipe, not a file\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file; langtree "
+        "show reads only a regular file (a pipe or a device may block or never end)\n",
+    )
+
+
+def test_a_device_is_refused_without_reading_it(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = show(capsys, "/dev/zero")
+
+    assert (status, out, err) == (
+        2,
+        "",
+        "langtree: error: '/dev/zero' is a character device, not a file\n"
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file; langtree "
+        "show reads only a regular file (a pipe or a device may block or never end)\n",
+    )
+
+
+@pytest.mark.parametrize("name", ["run.json", "run.sqlite"])
+def test_a_run_larger_than_max_bytes_is_refused_before_it_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    if name == "run.json":
+        path.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    else:
+        parts_run({"on_error": "continue"}, journal=path)
+    size = path.stat().st_size
+
+    status, out, err = show(capsys, path, "--max-bytes", size - 1)
+
+    assert (status, out, err) == (
+        2,
+        "",
+        f"langtree: error: {str(path)!r} holds {size:,} bytes, more than the {size - 1:,} "
+        "that langtree show reads\n"
+        "  hint: give --max-bytes a larger number, e.g. --max-bytes "
+        f"{size}, or show a run of fewer calls\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    assert show(capsys, path, "--max-bytes", size)[:2] == (0, f"{path.with_suffix('.html')}\n")
+
+
+def test_a_run_is_read_up_to_100_mib_unless_max_bytes_says(tmp_path: Path) -> None:
+    assert DEFAULT_MAX_RUN_BYTES == 100 * 1024 * 1024
+    path = tmp_path / "run.json"
+    path.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+
+    assert read_run(path) == read_run(path, max_bytes=path.stat().st_size)
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_max_bytes_is_a_whole_number_of_at_least_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: int
 ) -> None:
     saved = tmp_path / "run.json"
     saved.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
-    page = tmp_path / "missing" / "run.html"
 
-    status, out, err = show(capsys, saved, "-o", page)
+    status, out, err = show(capsys, saved, "--max-bytes", value)
 
     assert (status, out, err) == (
         2,
         "",
-        f"langtree: error: The page cannot be written to {str(page)!r}: No such file or "
-        "directory\n"
-        "  hint: give a path in a folder that exists and that you may write to\n",
+        f"langtree: error: --max-bytes must be a whole number of bytes of at least 1, got "
+        f"{value}\n  hint: e.g. --max-bytes 209715200\n",
     )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]

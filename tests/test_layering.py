@@ -16,6 +16,7 @@ STAGES = {
     "_version": 0,
     "errors": 0,
     "display": 0,
+    "local_files": 0,
     "dsl": 1,
     "structure": 2,
     "prompts": 3,

@@ -23,33 +23,20 @@ every path is read under the same rules (`AssetFiles`):
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from langtree.errors import ExecutionError
+from langtree.local_files import READ_FLAGS, read_at_most, special_kind
 
 __all__ = ["DEFAULT_MAX_ASSET_BYTES", "AssetFileRefusal", "AssetFiles", "refused_files_error"]
 
 DEFAULT_MAX_ASSET_BYTES = 20 * 1024 * 1024
 """The default ``max_asset_bytes``: 20 MiB."""
 
-_CHUNK = 1024 * 1024
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)  # opening a named pipe must not wait for a writer
-    | getattr(os, "O_NOFOLLOW", 0)  # the resolved path's last part may not become a link
-    | getattr(os, "O_BINARY", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-_KINDS: Sequence[tuple[Callable[[int], bool], str]] = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+# The resolved path's last part may not become a link.
+_OPEN_FLAGS = READ_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 _OUTSIDE_HINT = (
     "LangTree reads local files only from the folders a run names: "
     "RunStructure({'asset_folders': ['<folder>']}) or run(..., asset_folders=[...]) "
@@ -123,7 +110,7 @@ class AssetFiles:
         if isinstance(opened, AssetFileRefusal):
             raise refused_files_error([opened])
         try:
-            data = _read_at_most(opened, self.max_bytes + 1, keep_time)
+            data = read_at_most(opened, self.max_bytes + 1, keep_time)
         except OSError as error:
             raise refused_files_error([_unreadable(path, where, error)]) from None
         finally:
@@ -175,21 +162,6 @@ class AssetFiles:
         )
 
 
-def _read_at_most(descriptor: int, limit: int, keep_time: Callable[[], None] | None) -> bytes:
-    """Up to ``limit`` bytes of an open file, a chunk at a time."""
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        if keep_time is not None:
-            keep_time()
-        chunk = os.read(descriptor, min(_CHUNK, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
-
-
 def _outside(path: Path, resolved: Path, where: str, folders: list[Path]) -> AssetFileRefusal:
     # Show what the path resolves to when links or '..' made it another path.
     shown = "" if resolved == Path.cwd() / path else f" ({str(resolved)!r} once resolved)"
@@ -202,9 +174,9 @@ def _outside(path: Path, resolved: Path, where: str, folders: list[Path]) -> Ass
 
 
 def _not_regular(path: Path, where: str, mode: int) -> AssetFileRefusal | None:
-    if stat.S_ISREG(mode):
+    kind = special_kind(mode)
+    if kind is None:
         return None
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
     return AssetFileRefusal(
         message=f"The asset file {str(path)!r} of {where!r} is {kind}, not a regular file",
         hint=_NOT_REGULAR_HINT,
