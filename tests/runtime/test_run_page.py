@@ -139,7 +139,7 @@ def test_a_call_shows_its_prompt_answer_model_latency_and_tokens() -> None:
     assert call.one("p", "facts").text() == (
         f"Attempt 1: model default (answered by langtree-fake), {record.latency:.3f} s, "
         f"{record.usage['total_tokens']:,} tokens ({record.usage['input_tokens']:,} in, "
-        f"{record.usage['output_tokens']:,} out)"
+        f"{record.usage['output_tokens']:,} out), finish reason stop"
     )
     messages = [(pre.attrs["data-role"], pre.text()) for pre in call.all("pre", "message")]
     assert messages == [(message.type, message.text) for message in record.messages]
@@ -154,7 +154,8 @@ def test_a_call_without_reported_usage_shows_its_prompt_s_token_count() -> None:
 
     assert call.one("p", "facts").text() == (
         f"Attempt 1: model default (answered by langtree-fake), {record.latency:.3f} s, "
-        f"{record.token_count:,} prompt tokens (counted; the provider reported none)"
+        f"{record.token_count:,} prompt tokens (counted; the provider reported none), "
+        "finish reason stop"
     )
 
 
@@ -174,6 +175,23 @@ def test_a_retried_instance_shows_each_call_and_why_the_first_was_not_accepted()
     assert calls[0].all("p", "label")[-1].text() == "Not accepted (invalid_output)"
     assert calls[0].one("pre", "error").text() == first.error
     assert calls[1].all("pre", "error") == []
+
+
+def test_a_refused_call_shows_the_wait_before_its_retry() -> None:
+    data = json.loads(research(second_summarised_on_the_retry(), max_retries=1).to_json())
+    first = next(call for call in data["trace"] if call["node_path"] == SECOND)
+    note = (
+        "waiting 300 s for the provider before the retry: it asked for 100000 s "
+        "(Retry-After), more than RetryPolicy.max_wait"
+    )
+    first |= {"note": note, "finish_reason": None}
+
+    instance = parse(page_html(saved_run(data, "run.json"))).one("details", data_node=SECOND)
+    refused, retry = instance.all(cls="call")
+
+    assert refused.one("p", "note").text() == note
+    assert not refused.one("p", "facts").text().endswith("finish reason stop")
+    assert retry.all("p", "note") == []
 
 
 @pytest.mark.parametrize("report_usage", [False, True], ids=["counted", "reported"])

@@ -73,8 +73,10 @@ class SavedCall(_Saved):
     failure: str | None = None
     truncated: bool = False
     answered_by: str | None = None
+    finish_reason: str | None = None
     waited: float = 0.0
     replayed: bool = False
+    note: str | None = None
     call: str | None = None
 
 

@@ -37,7 +37,7 @@ pre {
   background: var(--code-bg); border: 1px solid var(--line); border-radius: 4px;
   white-space: pre; overflow: auto; max-height: 32rem;
 }
-.summary, .facts, .label, .wrote { color: var(--muted); }
+.summary, .facts, .label, .wrote, .note { color: var(--muted); }
 .label { margin: .5rem 0 0; font-size: .85rem; font-weight: 600; }
 .facts { margin: .25rem 0; font-size: .9rem; }
 .notice { background: var(--amber-bg); border: 1px solid #fedf89; padding: .5rem .75rem;
@@ -117,7 +117,8 @@ data-sample="{{ instance.sample }}"{% if instance.status == "failed" %} open{% e
 {{ call.latency | seconds }}
 {%- if call.waited %} after waiting {{ call.waited | seconds }}{% endif %}, {{ call | tokens }}
 {%- if call.replayed %}, replayed from the journal or the cache{% endif %}
-{%- if call.truncated %}, cut off at the output limit{% endif %}</p>
+{%- if call.truncated %}, cut off at the output limit{% endif %}
+{%- if call.finish_reason %}, finish reason {{ call.finish_reason }}{% endif %}</p>
 {% for message in call.messages %}
 <p class="label">Prompt: {{ message.role }} message</p>
 <pre class="message" data-role="{{ message.role }}">
@@ -130,6 +131,9 @@ data-sample="{{ instance.sample }}"{% if instance.status == "failed" %} open{% e
 <p class="label">Not accepted{% if call.failure %} ({{ call.failure }}){% endif %}</p>
 <pre class="error">
 {{ call.error }}</pre>
+{% endif %}
+{% if call.note %}
+<p class="note">{{ call.note }}</p>
 {% endif %}
 </div>
 {% endfor %}
