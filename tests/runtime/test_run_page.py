@@ -194,6 +194,27 @@ def test_a_refused_call_shows_the_wait_before_its_retry() -> None:
     assert retry.all("p", "note") == []
 
 
+def second_refused_by_the_provider(request: FakeRequest) -> ResponderResult:
+    if request.node_path == SECOND:
+        raise PermissionError("no access to this model")
+    return answered(request)
+
+
+def test_a_call_that_got_no_answer_counts_no_tokens_on_the_page() -> None:
+    result = research(second_refused_by_the_provider, config={"on_error": "continue"})
+    refused = [record for record in result.trace if record.node_path == SECOND]
+    assert [record.answered for record in refused] == [False]
+
+    document = page(result)
+    summary = document.one("p", "summary").text()
+    facts = document.one("details", data_node=SECOND).one("p", "facts").text()
+
+    assert facts.endswith(", no tokens (the call got no answer)")
+    assert summary == result._repr_markdown_().split("\n")[0].removeprefix("**Run**: ")
+    counted = sum(record.token_count for record in result.trace if record.answered)
+    assert f", {counted:,} tokens (counted from the prompts" in summary
+
+
 @pytest.mark.parametrize("report_usage", [False, True], ids=["counted", "reported"])
 def test_the_page_opens_with_the_line_the_notebook_shows(report_usage: bool) -> None:
     result = research(second_summarised_on_the_retry(), max_retries=1, report_usage=report_usage)

@@ -91,19 +91,23 @@ def _summary(run: SavedRun) -> str:
 
 
 def _tokens_text(trace: Sequence[SavedCall]) -> str:
-    """The tokens of the calls made, as the notebook display counts them: the provider's
-    total where it reported usage, else the prompt's count."""
+    """The tokens of the calls made, as the notebook display counts them
+    (`langtree.runtime.usage.run_tokens`): the provider's total where it reported usage,
+    else the prompt's count for a call the model answered, and nothing for one that got
+    no answer."""
     made = [call for call in trace if not call.replayed]
     tokens = sum(_call_tokens(call) for call in made)
     text = counted(tokens, "token")
-    if any(_reported(call) is None for call in made):
+    if any(call.answered and _reported(call) is None for call in made):
         text += " (counted from the prompts where the model reported no usage)"
     return text
 
 
 def _call_tokens(call: SavedCall) -> int:
     reported = _reported(call)
-    return reported if reported is not None else call.token_count or 0
+    if reported is not None:
+        return reported
+    return call.token_count or 0 if call.answered else 0
 
 
 def _journal_summary(run: SavedRun) -> str:
@@ -127,6 +131,8 @@ def _tokens(call: SavedCall) -> str:
             if isinstance(figure := usage.get(key), int)
         ]
         return f"{reported:,} tokens" + (f" ({', '.join(split)})" if split else "")
+    if not call.answered:
+        return "no tokens (the call got no answer)"
     if call.token_count is not None:
         return f"{call.token_count:,} prompt tokens (counted; the provider reported none)"
     return "no tokens reported"

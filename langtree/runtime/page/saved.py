@@ -79,6 +79,12 @@ class SavedCall(_Saved):
     note: str | None = None
     call: str | None = None
 
+    @property
+    def answered(self) -> bool:
+        """Whether the model answered the call (`TraceRecord.answered`): only then does
+        its prompt count for tokens the provider did not report."""
+        return self.failure in (None, "invalid_output")
+
 
 class SavedTransform(_Saved):
     """One transform computed (a `TransformRecord`'s data)."""
