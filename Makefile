@@ -2,14 +2,15 @@
 # `make check` validates every example tree without running it. `make test` leaves out the
 # tests marked local_model (they load the embedded model or start llama.cpp's server on
 # 127.0.0.1), those marked ray (they start a local Ray instance) and those marked browser
-# (they open the docs site or a run's page in headless Chromium); `make test-models`,
-# `make test-ray` and `make test-browser` run only those.
+# (they open the docs site, a run's page or an exported notebook in headless Chromium);
+# `make test-models`, `make test-ray` and `make test-browser` run only those.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 RAY_INSTALLED := $(VENV)/.installed-ray
 BROWSER_INSTALLED := $(VENV)/.installed-browser
+MERMAID_INSTALLED := build/mermaid/node_modules/mermaid/package.json
 
 .PHONY: example check test test-models test-ray test-browser test-reference lint docs bench local-model clean
 
@@ -50,12 +51,18 @@ test-ray: $(RAY_INSTALLED)
 
 # Playwright (from PyPI) drives Debian's Chromium, which the tests launch by its path, so
 # Playwright downloads no browser of its own. Installing Chromium needs root; it is checked
-# on every run, as a machine may come back without it while .venv stays.
+# on every run, as a machine may come back without it while .venv stays. nbconvert exports
+# a notebook to HTML, and Mermaid's files from npm stand in for the CDN that page loads
+# them from (tests/test_notebook_html.py).
 $(BROWSER_INSTALLED): $(INSTALLED)
-	$(BIN)/python -m pip install --quiet 'playwright>=1.50'
+	$(BIN)/python -m pip install --quiet 'playwright>=1.50' 'nbconvert>=7.16'
 	touch $(BROWSER_INSTALLED)
 
-test-browser: $(BROWSER_INSTALLED)
+$(MERMAID_INSTALLED):
+	npm install --prefix build/mermaid --no-audit --no-fund --silent \
+		mermaid@11.10.0 @mermaid-js/layout-elk@0.1.9
+
+test-browser: $(BROWSER_INSTALLED) $(MERMAID_INSTALLED)
 	test -x /usr/bin/chromium || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	LANGTREE_SCREENSHOTS=build/screenshots $(BIN)/python -m pytest -q -m browser

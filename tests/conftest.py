@@ -9,9 +9,9 @@ on real models fail in every test. A test marked ``local_model`` talks to the em
 model or a local server on purpose, so it is allowed to (as if marked
 ``allow_model_requests``), and no test needs both marks.
 
-The tests marked ``browser`` (the docs site, a run's page) share one headless Chromium:
-Debian's ``chromium``, driven by Playwright. ``make test-browser`` installs both; without
-either, those tests are skipped, saying which is missing.
+The tests marked ``browser`` (the docs site, a run's page, an exported notebook) share one
+headless Chromium: Debian's ``chromium``, driven by Playwright. ``make test-browser``
+installs both; without either, those tests are skipped, saying which is missing.
 """
 
 import importlib.util
