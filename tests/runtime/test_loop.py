@@ -1,17 +1,15 @@
-"""LangTree's own event loop: ``run_sync``, loop affinity, interruption and shutdown."""
+"""LangTree's own event loop: ``run_sync``, ``run_async``, interruption and shutdown."""
 
 import _thread
 import asyncio
 import concurrent.futures
 import contextvars
-import gc
 import signal
 import subprocess
 import sys
 import threading
 import time
-import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -19,17 +17,11 @@ from loop_bound import LoopBoundClient, running_loop, user_loop
 
 from langtree.errors import ExecutionError
 from langtree.runtime import loop as langtree_loop
-from langtree.runtime.loop import LoopAffinity, on_affine_loop, run_sync
+from langtree.runtime.loop import run_async, run_sync
 
 REPOSITORY = Path(__file__).parent.parent.parent
 
 REQUEST = contextvars.ContextVar("REQUEST", default="unset")
-
-
-@pytest.fixture
-def other_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    with user_loop() as loop:
-        yield loop
 
 
 def sigint_main_thread() -> None:
@@ -261,99 +253,71 @@ def test_ctrl_c_waits_about_a_second_for_a_task_that_ignores_cancellation() -> N
     assert 0.8 < waited < 5.0
 
 
-# on_affine_loop
+# run_async
 
 
-async def record_nothing(affinity: LoopAffinity, other: asyncio.AbstractEventLoop) -> None:
-    pass
+async def from_this_loop() -> asyncio.AbstractEventLoop:
+    return await run_async(running_loop)
 
 
-async def record_a_closed_loop(affinity: LoopAffinity, other: asyncio.AbstractEventLoop) -> None:
-    await asyncio.to_thread(asyncio.run, on_affine_loop(affinity, running_loop))
+async def from_a_closed_loop() -> asyncio.AbstractEventLoop:
+    return await asyncio.to_thread(asyncio.run, run_async(running_loop))
 
 
-async def record_this_loop(affinity: LoopAffinity, other: asyncio.AbstractEventLoop) -> None:
-    await on_affine_loop(affinity, running_loop)
+async def from_a_user_loop_in_another_thread() -> asyncio.AbstractEventLoop:
+    with user_loop() as other:
+        awaiting = asyncio.run_coroutine_threadsafe(run_async(running_loop), other)
+        return await asyncio.wrap_future(awaiting)
 
 
-async def record_langtree_loop(affinity: LoopAffinity, other: asyncio.AbstractEventLoop) -> None:
-    run_sync(lambda: on_affine_loop(affinity, running_loop))
-
-
-async def record_a_user_loop(affinity: LoopAffinity, other: asyncio.AbstractEventLoop) -> None:
-    recording = asyncio.run_coroutine_threadsafe(on_affine_loop(affinity, running_loop), other)
-    await asyncio.wrap_future(recording)
-
-
-Record = Callable[[LoopAffinity, asyncio.AbstractEventLoop], Awaitable[None]]
+async def from_langtree_loop() -> asyncio.AbstractEventLoop:
+    return run_sync(lambda: run_async(running_loop))
 
 
 @pytest.mark.parametrize(
-    ("record", "runs_on"),
-    [
-        pytest.param(record_nothing, "here", id="nothing-recorded"),
-        pytest.param(record_a_closed_loop, "here", id="recorded-loop-closed"),
-        pytest.param(record_this_loop, "here", id="recorded-loop-is-this-one"),
-        pytest.param(record_langtree_loop, "langtree", id="recorded-langtree-loop"),
-        pytest.param(record_a_user_loop, "here", id="recorded-another-users-loop"),
-    ],
+    "awaited",
+    [from_this_loop, from_a_closed_loop, from_a_user_loop_in_another_thread, from_langtree_loop],
 )
-def test_on_affine_loop_runs_where_the_affinity_says(
-    record: Record, runs_on: str, other_loop: asyncio.AbstractEventLoop
+def test_run_async_runs_on_langtree_loop_from_any_loop(
+    awaited: Callable[[], Awaitable[asyncio.AbstractEventLoop]],
 ) -> None:
-    affinity = LoopAffinity()
-
-    async def cell() -> tuple[asyncio.AbstractEventLoop, asyncio.AbstractEventLoop]:
-        await record(affinity, other_loop)
-        return await on_affine_loop(affinity, running_loop), asyncio.get_running_loop()
-
-    ran_on, cell_loop = asyncio.run(cell())
-
-    assert ran_on is (cell_loop if runs_on == "here" else run_sync(running_loop))
+    assert asyncio.run(awaited()) is run_sync(running_loop)
 
 
-def test_notebook_run_then_await_share_the_bound_client() -> None:
+def test_a_bound_client_serves_run_sync_and_run_async_in_either_order() -> None:
     client = LoopBoundClient()
-    affinity = LoopAffinity()
 
-    async def cell() -> tuple[object, object]:
-        ran = run_sync(lambda: on_affine_loop(affinity, lambda: client.call("run")))
-        awaited = await on_affine_loop(affinity, lambda: client.call("arun"))
-        return ran, awaited
+    async def cell() -> tuple[object, ...]:
+        awaited = await run_async(lambda: client.call("arun"))
+        ran = run_sync(lambda: client.call("run"))
+        return awaited, ran, await run_async(lambda: client.call("arun again"))
 
-    assert asyncio.run(cell()) == ("run", "arun")
-    assert asyncio.run(cell()) == ("run", "arun")
-    assert client.calls == 4
+    assert asyncio.run(cell()) == ("arun", "run", "arun again")
+    assert asyncio.run(cell()) == ("arun", "run", "arun again")
+    assert client.calls == 6
 
 
-def test_on_affine_loop_copies_the_callers_context_variables_to_langtree_loop() -> None:
-    affinity = LoopAffinity()
-    run_sync(lambda: on_affine_loop(affinity, running_loop))
-
+def test_run_async_copies_the_callers_context_variables_to_langtree_loop() -> None:
     async def cell() -> str:
         REQUEST.set("the cell's")
-        return await on_affine_loop(affinity, read_request)
+        return await run_async(read_request)
 
     assert asyncio.run(cell()) == "the cell's"
 
 
-def test_on_affine_loop_raises_what_the_coroutine_raises_on_langtree_loop() -> None:
-    affinity = LoopAffinity()
-    run_sync(lambda: on_affine_loop(affinity, running_loop))
+def test_run_async_raises_what_the_coroutine_raises_on_langtree_loop() -> None:
     error = ValueError("bad value")
 
     async def fail() -> None:
         raise error
 
     with pytest.raises(ValueError, match="bad value") as raised:
-        asyncio.run(on_affine_loop(affinity, fail))
+        asyncio.run(run_async(fail))
 
     assert raised.value is error
 
 
 def test_cancelling_an_await_cancels_the_task_on_langtree_loop_first() -> None:
-    affinity = LoopAffinity()
-    run_sync(lambda: on_affine_loop(affinity, running_loop))
     started = threading.Event()
     cancelled = threading.Event()
 
@@ -361,33 +325,21 @@ def test_cancelling_an_await_cancels_the_task_on_langtree_loop_first() -> None:
         started.set()
         try:
             await asyncio.sleep(60)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as error:
             await asyncio.sleep(0.05)
             cancelled.set()
+            error.add_note("what the task had done")
             raise
 
-    async def cell() -> bool:
-        waiting = asyncio.create_task(on_affine_loop(affinity, call_forever))
+    async def cell() -> tuple[bool, list[str]]:
+        waiting = asyncio.create_task(run_async(call_forever))
         await asyncio.to_thread(started.wait, 10)
         waiting.cancel()
-        with pytest.raises(asyncio.CancelledError):
+        with pytest.raises(asyncio.CancelledError) as caught:
             await waiting
-        return cancelled.is_set()
+        return cancelled.is_set(), caught.value.__notes__
 
-    assert asyncio.run(cell())
-
-
-def test_an_affinity_does_not_keep_a_closed_loop_alive() -> None:
-    affinity = LoopAffinity()
-    loop = asyncio.new_event_loop()
-    loop.run_until_complete(on_affine_loop(affinity, running_loop))
-    loop.close()
-    closed = weakref.ref(loop)
-
-    del loop
-    gc.collect()
-
-    assert closed() is None
+    assert asyncio.run(cell()) == (True, ["what the task had done"])
 
 
 # Shutdown at exit.
