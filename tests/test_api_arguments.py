@@ -313,12 +313,12 @@ CASES = [
         id="LLMProvider-key-int",
     ),
     pytest.param(
-        lambda: LLMProvider({"fast": "gpt-4o"}),  # type: ignore[dict-item]
+        lambda: LLMProvider({"fast": "gpt-4o"}),
         StructureError,
         problem(
-            "Model 'fast' is a 'str', not a chat model or a factory",
-            "pass a langchain_core BaseChatModel (or a runnable around one), or a function "
-            "without arguments that returns one",
+            "Model 'fast': 'gpt-4o' is not a provider string (provider:model)",
+            "name the provider, as LangChain's init_chat_model takes it (e.g. "
+            "'openai:gpt-4o-mini'), or pass a chat model (e.g. ChatOpenAI(model='gpt-4o-mini'))",
         ),
         id="LLMProvider-model-str",
     ),

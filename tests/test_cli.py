@@ -349,7 +349,16 @@ def test_run_with_a_provider_from_a_module(
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        ("bogus", "--model takes 'fake' or module:attribute, got 'bogus'"),
+        (
+            "bogus",
+            "--model takes 'fake', provider:model or module:attribute, got 'bogus'\n"
+            "  hint: e.g. --model openai:gpt-4o-mini, or --model my_models:provider",
+        ),
+        (
+            "openai:",
+            "langtree: error: --model 'openai:' names no model\n"
+            "  hint: e.g. 'openai:gpt-4o-mini'\n",
+        ),
         ("no_such_module_xyz:provider", "cannot import 'no_such_module_xyz'"),
         ("os:no_such_attribute", "'os' has no attribute 'no_such_attribute'"),
         ("os:sep", "is a 'str', not an LLMProvider or a chat model"),
@@ -374,8 +383,30 @@ def test_run_without_a_model_and_no_local_model_says_how_to_get_one(
     status, _, err = run_review(capsys, "--input", str(REVIEW_INPUTS))
 
     assert status == 2
-    assert "no model configured: pass --model fake, --model module:attribute" in err
-    assert "make local-model" in err
+    assert err == (
+        "langtree: error: no model configured: pass --model fake, --model provider:model "
+        "(e.g. openai:gpt-4o-mini), --model module:attribute, or install the local model "
+        "with `make local-model`\n"
+    )
+
+
+def test_run_on_a_provider_string_without_langchain_names_the_packages(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "langchain", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)
+
+    status, out, err = run_review(
+        capsys, "--input", str(REVIEW_INPUTS), "--model", "openai:gpt-4o-mini"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: --model 'openai:gpt-4o-mini' is built by LangChain's "
+        "init_chat_model with the package 'langchain' and 'langchain-openai', which are not "
+        "installed\n"
+        "  hint: pip install langchain langchain-openai\n"
+    )
 
 
 def test_run_reports_a_failed_step_with_status_1(

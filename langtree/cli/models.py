@@ -12,6 +12,7 @@ from langtree.errors import LangTreeError
 from langtree.prompts.estimate import DEFAULT_MODEL_KEY
 from langtree.runtime.methods import MethodChoice
 from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
+from langtree.runtime.provider_strings import is_provider_string, provider_string_problems
 from langtree.testing import FakeChatModel
 
 
@@ -27,8 +28,9 @@ def model_keys(structure: RunStructure, inputs: dict[object, object]) -> list[st
 
 
 NO_MODEL = (
-    "no model configured: pass --model fake, --model module:attribute, or install the "
-    "local model with `make local-model`"
+    "no model configured: pass --model fake, --model provider:model (e.g. "
+    "openai:gpt-4o-mini), --model module:attribute, or install the local model with "
+    "`make local-model`"
 )
 
 
@@ -45,9 +47,13 @@ def provider_for(spec: str | None, keys: list[str], method: MethodChoice | None)
 
 def named_provider(spec: str | None, keys: list[str], method: MethodChoice | None) -> LLMProvider:
     """The provider ``--model`` names, as `provider_for()` gives it but with no model
-    built by LangTree: a provider's factories and the embedded local model wait for
-    their first use (a function that ``--model`` names is called, to learn what it
-    returns).
+    built by LangTree: a provider's factories, a provider string's model and the
+    embedded local model wait for their first use (a function that ``--model`` names is
+    called, to learn what it returns).
+
+    A value whose part before the first colon is a provider of LangChain's
+    ``init_chat_model`` (``openai:gpt-4o-mini``) is a provider string; any other is
+    ``module:attribute`` (``langtree.runtime.provider_strings``).
 
     Raises:
         LangTreeError: The value names nothing usable, or the function it names raised.
@@ -56,13 +62,30 @@ def named_provider(spec: str | None, keys: list[str], method: MethodChoice | Non
         return _same_model(_local_model, keys, method)
     if spec == "fake":
         return _same_model(FakeChatModel, keys, method)
+    if is_provider_string(spec):
+        return _same_model(_checked_provider_string(spec), keys, method)
     found = named_object(
         "--model",
         spec,
-        malformed=f"--model takes 'fake' or module:attribute, got {spec!r}\n"
-        "  hint: e.g. --model my_models:provider (an LLMProvider or a chat model)",
+        malformed=f"--model takes 'fake', provider:model or module:attribute, got {spec!r}\n"
+        "  hint: e.g. --model openai:gpt-4o-mini, or --model my_models:provider (an "
+        "LLMProvider or a chat model)",
     )
     return _as_provider(found, spec, keys, method)
+
+
+def _checked_provider_string(spec: str) -> str:
+    """``spec``, once nothing keeps its model from being built (told once, not per key).
+
+    Raises:
+        LangTreeError: It names no model, or a package it needs is not installed.
+    """
+    problems = provider_string_problems(spec)
+    if problems:
+        raise LangTreeError(
+            "\n".join(f"--model {message}\n  hint: {hint}" for message, hint in problems)
+        )
+    return spec
 
 
 def _as_provider(
@@ -137,8 +160,9 @@ def _factory_failed(subject: str, error: Exception) -> str:
 
 
 def _same_model(
-    build: Callable[[], ChatRunnable], keys: list[str], method: MethodChoice | None
+    build: Callable[[], ChatRunnable] | str, keys: list[str], method: MethodChoice | None
 ) -> LLMProvider:
-    """One model (built on first use) under every key, asked by ``method``."""
+    """One model (built on first use, by a function or from a provider string) under
+    every key, asked by ``method``."""
     model = ModelConfig(build, method=method or "auto")
     return LLMProvider(dict.fromkeys(keys, model))

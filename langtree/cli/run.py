@@ -65,8 +65,10 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     command.add_argument(
         "--model",
         metavar="NAME",
-        help="'fake' (offline test model), or module:attribute naming an LLMProvider, a "
-        "chat model or a function returning one (default: the embedded local model)",
+        help="'fake' (offline test model), provider:model built by LangChain's "
+        "init_chat_model (e.g. openai:gpt-4o-mini; needs the langchain package), or "
+        "module:attribute naming an LLMProvider, a chat model or a function returning one "
+        "(default: the embedded local model)",
     )
     command.add_argument(
         "--var",

@@ -2,7 +2,9 @@
 
 A model is any LangChain chat model, any runnable around one (``with_retry``,
 ``with_fallbacks``, ``configurable_fields``/``configurable_alternatives``, ``bind``, or a
-user's own ``Runnable``), or a function that builds one when first needed. Wrapped in a
+user's own ``Runnable``), a function that builds one when first needed, or a provider
+string (``"openai:gpt-4o-mini"``) that LangChain's ``init_chat_model`` builds when first
+needed (``langtree.runtime.provider_strings``). Wrapped in a
 `ModelConfig`, it also says how LangTree calls it: the structured-output method,
 the call timeout and the retry policy for that model alone. A provider may keep a response
 cache for its models (``cache=``, see ``langtree.runtime.cache``).
@@ -28,6 +30,7 @@ from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
 from langtree.runtime.cache import CacheSetting, ResponseCache, as_cache, cache_problems
 from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
+from langtree.runtime.provider_strings import chat_model_from_string, provider_string_problems
 from langtree.runtime.retry import RetryPolicy
 
 __all__ = ["ChatRunnable", "LLMProvider", "ModelCheck", "ModelConfig", "ModelSource", "model_check"]
@@ -41,7 +44,8 @@ class ModelConfig:
     """A model and how LangTree calls it.
 
     Attributes:
-        model: The chat model (or runnable around one), or a function that builds it.
+        model: The chat model (or runnable around one), a function that builds it, or
+            a provider string (``"openai:gpt-4o-mini"``) that ``init_chat_model`` builds.
         method: How structured output is asked for: ``"function_calling"`` (the schema
             as a tool the model must call), ``"json_schema"`` (the provider's native
             structured output), ``"json_mode"`` (the schema in the prompt, JSON mode
@@ -58,7 +62,7 @@ class ModelConfig:
         'json_schema'
     """
 
-    model: ChatRunnable | Callable[[], ChatRunnable]
+    model: ChatRunnable | Callable[[], ChatRunnable] | str
     _: KW_ONLY
     method: MethodChoice = "auto"
     call_timeout: float | None = None
@@ -66,9 +70,10 @@ class ModelConfig:
     cache: bool = True
 
 
-ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | ModelConfig
+ModelSource: TypeAlias = ChatRunnable | Callable[[], ChatRunnable] | str | ModelConfig
 """A chat model or runnable, a function without arguments that builds one when first
-needed, or a `ModelConfig` holding either."""
+needed, a provider string (``"openai:gpt-4o-mini"``, built by LangChain's
+``init_chat_model`` when first needed), or a `ModelConfig` holding one of them."""
 
 ModelCheck: TypeAlias = Callable[[str, ChatRunnable], None]
 """Called with a model's key and the model each time a provider hands it out; it raises
@@ -112,18 +117,23 @@ class LLMProvider:
     """The chat models that ``llm(key)`` may name; the first key is the default.
 
     A factory is called once, on the first `get()` of its key, so a model whose
-    client needs an API key is only built when a run uses it.
+    client needs an API key is only built when a run uses it. A provider string
+    (``"openai:gpt-4o-mini"``: ``provider:model``, as LangChain's ``init_chat_model``
+    takes it) is built the same way, by ``init_chat_model``; it needs the ``langchain``
+    package and the provider's (``langchain-openai``), checked here.
 
     Args:
-        models: Keys to chat models, runnables, factories or `ModelConfig`, in
-            order (the first is the default).
+        models: Keys to chat models, runnables, factories, provider strings or
+            `ModelConfig`, in order (the first is the default).
         cache: A response cache every run through the provider reads from and adds to
             (a ``ResponseCache`` or the path of its file; ``None``: no cache).
 
     Raises:
         StructureError: ``models`` is not a mapping or is empty, or a key is not a
-            string, or a value is none of those, or a ``ModelConfig`` setting is wrong
-            (every such key is reported), or ``cache`` is not a cache.
+            string, or a value is none of those, or a string is not ``provider:model``
+            with a provider ``init_chat_model`` knows, or the packages it needs are not
+            installed, or a ``ModelConfig`` setting is wrong (every such key is
+            reported), or ``cache`` is not a cache.
 
     Examples:
         >>> from langtree.testing import FakeChatModel
@@ -216,6 +226,8 @@ class LLMProvider:
         source = self._configs[key].model
         if isinstance(source, Runnable):
             return source
+        if isinstance(source, str):
+            return chat_model_from_string(source)
         model = source()
         if not isinstance(model, Runnable):
             raise StructureError(
@@ -266,17 +278,19 @@ def _problems(models: Mapping[str, object]) -> list[Diagnostic]:
 
 def _value_problems(key: object, value: object) -> list[Diagnostic]:
     source = value.model if isinstance(value, ModelConfig) else value
-    if not isinstance(source, Runnable) and not callable(source):
+    if not isinstance(source, Runnable | str) and not callable(source):
         return [
             _error(
                 f"Model {key!r} is a {type(source).__name__!r}, not a chat model or a factory",
-                "pass a langchain_core BaseChatModel (or a runnable around one), or a "
-                "function without arguments that returns one",
+                "pass a langchain_core BaseChatModel (or a runnable around one), a "
+                "function without arguments that returns one, or a provider string "
+                "(e.g. 'openai:gpt-4o-mini')",
             )
         ]
-    if not isinstance(value, ModelConfig):
-        return []
-    return [_error(f"Model {key!r}: {problem}", hint) for problem, hint in _config_problems(value)]
+    problems = provider_string_problems(source) if isinstance(source, str) else []
+    if isinstance(value, ModelConfig):
+        problems.extend(_config_problems(value))
+    return [_error(f"Model {key!r}: {problem}", hint) for problem, hint in problems]
 
 
 def _config_problems(config: ModelConfig) -> list[tuple[str, str]]:

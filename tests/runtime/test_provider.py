@@ -202,13 +202,13 @@ def test_empty_provider_is_an_error() -> None:
 
 def test_value_that_is_no_model_names_the_key() -> None:
     with pytest.raises(StructureError) as caught:
-        LLMProvider({"fast": FakeChatModel(), "smart": "gpt-4o"})  # type: ignore[dict-item]
+        LLMProvider({"fast": FakeChatModel(), "smart": 4})  # type: ignore[dict-item]
 
     assert str(caught.value) == (
         "LangTree found 1 problem:\n\n"
-        "error: Model 'smart' is a 'str', not a chat model or a factory\n"
-        "  hint: pass a langchain_core BaseChatModel (or a runnable around one), or a function "
-        "without arguments that returns one"
+        "error: Model 'smart' is a 'int', not a chat model or a factory\n"
+        "  hint: pass a langchain_core BaseChatModel (or a runnable around one), a function "
+        "without arguments that returns one, or a provider string (e.g. 'openai:gpt-4o-mini')"
     )
 
 
@@ -384,13 +384,14 @@ def test_every_wrong_model_config_setting_is_reported_at_once() -> None:
 
 def test_model_config_of_no_model_names_the_key() -> None:
     with pytest.raises(StructureError) as caught:
-        LLMProvider({"m": ModelConfig("gpt-4o")})  # type: ignore[arg-type]
+        LLMProvider({"m": ModelConfig(4)})  # type: ignore[arg-type]
 
     assert messages(caught.value) == [
         (
-            "Model 'm' is a 'str', not a chat model or a factory",
-            "pass a langchain_core BaseChatModel (or a runnable around one), or a function "
-            "without arguments that returns one",
+            "Model 'm' is a 'int', not a chat model or a factory",
+            "pass a langchain_core BaseChatModel (or a runnable around one), a function "
+            "without arguments that returns one, or a provider string (e.g. "
+            "'openai:gpt-4o-mini')",
         )
     ]
 
