@@ -18,25 +18,22 @@ model before any request is made.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from langchain_core.runnables import Runnable
 
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
+from langtree.runtime.built_models import BuiltModels, ChatRunnable
 from langtree.runtime.cache import CacheSetting, ResponseCache, as_cache, cache_problems
 from langtree.runtime.methods import METHOD_CHOICES, MethodChoice
-from langtree.runtime.provider_strings import chat_model_from_string, provider_string_problems
+from langtree.runtime.provider_strings import provider_string_problems
 from langtree.runtime.retry import RetryPolicy
 
 __all__ = ["ChatRunnable", "LLMProvider", "ModelCheck", "ModelConfig", "ModelSource", "model_check"]
-
-ChatRunnable: TypeAlias = Runnable[Any, Any]
-"""A chat model, or a runnable that takes messages and returns the model's message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,21 +154,16 @@ class LLMProvider:
             raise StructureError(problems)
         self.cache: ResponseCache | None = None if cache is None else as_cache(cache)
         """The response cache of the provider's models (``None``: none)."""
-        self._configs = {
-            key: value if isinstance(value, ModelConfig) else ModelConfig(value)
-            for key, value in models.items()
-        }
-        self._built: dict[str, ChatRunnable] = {}
-        self._lock = threading.Lock()
+        self._models = BuiltModels({key: _as_config(value) for key, value in models.items()})
 
     @property
     def default(self) -> str:
         """The key of the default model (the first one given)."""
-        return next(iter(self._configs))
+        return next(iter(self._models.configs))
 
     def list_models(self) -> list[str]:
         """The model keys, the default first."""
-        return list(self._configs)
+        return list(self._models.configs)
 
     def config(self, name: str | None = None) -> ModelConfig:
         """How the model of a key is called (its ``ModelConfig``, the model unbuilt).
@@ -179,7 +171,7 @@ class LLMProvider:
         Raises:
             StructureError: The key is not a string, or no model has it.
         """
-        return self._configs[self._key(name)]
+        return self._models.configs[self._key(name)]
 
     def get(self, name: str | None = None) -> ChatRunnable:
         """The model for a key, building it on first use when a factory was given.
@@ -199,10 +191,7 @@ class LLMProvider:
         built, and is checked again on each ``get``).
         """
         key = self._key(name)
-        with self._lock:
-            if key not in self._built:
-                self._built[key] = self._build(key)
-            model = self._built[key]
+        model = self._models.get(key)
         if _model_check is not None:
             _model_check(key, model)
         return model
@@ -215,35 +204,15 @@ class LLMProvider:
         if name is not None and not isinstance(name, str):
             raise StructureError([_error(f"Model key {name!r} is not a string", self._available())])
         key = self.default if name is None else name
-        if key not in self._configs:
+        if key not in self._models.configs:
             raise StructureError([self._unknown(key)])
         return key
 
     def _available(self) -> str:
-        return "the provider's models are " + ", ".join(repr(key) for key in self._configs)
-
-    def _build(self, key: str) -> ChatRunnable:
-        source = self._configs[key].model
-        if isinstance(source, Runnable):
-            return source
-        if isinstance(source, str):
-            return chat_model_from_string(source)
-        model = source()
-        if not isinstance(model, Runnable):
-            raise StructureError(
-                [
-                    _error(
-                        f"The factory of model {key!r} returned {type(model).__name__!r}, "
-                        "not a chat model",
-                        "return a langchain_core BaseChatModel (e.g. ChatOpenAI(...)) or a "
-                        "runnable around one from the factory",
-                    )
-                ]
-            )
-        return model
+        return "the provider's models are " + ", ".join(repr(key) for key in self._models.configs)
 
     def _unknown(self, key: str) -> Diagnostic:
-        close = suggest(key, list(self._configs), fallback="")
+        close = suggest(key, list(self._models.configs), fallback="")
         return _error(
             f"Model {key!r} is not in the provider",
             f"{close + ' ' if close else ''}{self._available()}",
@@ -272,16 +241,17 @@ def _problems(models: Mapping[str, object]) -> list[Diagnostic]:
         if not isinstance(key, str)
     ]
     for key, value in models.items():
-        problems.extend(_value_problems(key, value))
+        problems.extend(_value_problems(f"Model {key!r}", value))
     return problems
 
 
-def _value_problems(key: object, value: object) -> list[Diagnostic]:
+def _value_problems(subject: str, value: object) -> list[Diagnostic]:
+    """What keeps ``value`` from being a model, each message led by ``subject``."""
     source = value.model if isinstance(value, ModelConfig) else value
     if not isinstance(source, Runnable | str) and not callable(source):
         return [
             _error(
-                f"Model {key!r} is a {type(source).__name__!r}, not a chat model or a factory",
+                f"{subject} is a {type(source).__name__!r}, not a chat model or a factory",
                 "pass a langchain_core BaseChatModel (or a runnable around one), a "
                 "function without arguments that returns one, or a provider string "
                 "(e.g. 'openai:gpt-4o-mini')",
@@ -290,7 +260,11 @@ def _value_problems(key: object, value: object) -> list[Diagnostic]:
     problems = provider_string_problems(source) if isinstance(source, str) else []
     if isinstance(value, ModelConfig):
         problems.extend(_config_problems(value))
-    return [_error(f"Model {key!r}: {problem}", hint) for problem, hint in problems]
+    return [_error(f"{subject}: {problem}", hint) for problem, hint in problems]
+
+
+def _as_config(value: ModelSource) -> ModelConfig:
+    return value if isinstance(value, ModelConfig) else ModelConfig(value)
 
 
 def _config_problems(config: ModelConfig) -> list[tuple[str, str]]:
