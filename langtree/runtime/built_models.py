@@ -1,6 +1,7 @@
 """The models of a set of `ModelConfig` by key, each built on its first use.
 
-A provider (`langtree.runtime.provider`) holds its models in one such set.
+A provider holds one such set for its own models, and one more for each
+``LLMProvider.override`` block in force (`langtree.runtime.provider`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ needed (``langtree.runtime.provider_strings``). Wrapped in a
 the call timeout and the retry policy for that model alone. A provider may keep a response
 cache for its models (``cache=``, see ``langtree.runtime.cache``).
 
+`LLMProvider.override()` swaps models for the duration of a block, where it was entered
+(a context variable): a test's fakes in the application's own structures.
+
 Every model a provider hands out (`LLMProvider.get()`, which a run calls for each
 step's model before its first call) first passes the `model_check()` in place, if
 any: ``langtree.testing.block_model_requests`` uses it to stop a test's run on a real
@@ -19,8 +22,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import KW_ONLY, dataclass
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import TypeAlias
 
 from langchain_core.runnables import Runnable
@@ -110,6 +114,22 @@ def model_check(check: ModelCheck | None) -> Iterator[None]:
         _model_check = previous
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Override:
+    """The models of one `LLMProvider.override()` block, for the keys it overrides."""
+
+    provider: LLMProvider
+    models: BuiltModels
+
+
+# The override() blocks in force, innermost last. A context variable, so that a block holds
+# where it was entered: a run started there sees it (on LangTree's loop too, whose tasks
+# take a copy of the caller's context), and a run another task or thread starts meanwhile
+# does not. One variable for every provider, at module level, as the contextvars
+# documentation asks (a context holds its variables strongly).
+_overrides: ContextVar[tuple[_Override, ...]] = ContextVar("langtree_model_overrides", default=())
+
+
 class LLMProvider:
     """The chat models that ``llm(key)`` may name; the first key is the default.
 
@@ -166,12 +186,14 @@ class LLMProvider:
         return list(self._models.configs)
 
     def config(self, name: str | None = None) -> ModelConfig:
-        """How the model of a key is called (its ``ModelConfig``, the model unbuilt).
+        """How the model of a key is called (its ``ModelConfig``, the model unbuilt), in
+        the `override()` block in force if it overrides the key.
 
         Raises:
             StructureError: The key is not a string, or no model has it.
         """
-        return self._models.configs[self._key(name)]
+        key = self._key(name)
+        return self._models_of(key).configs[key]
 
     def get(self, name: str | None = None) -> ChatRunnable:
         """The model for a key, building it on first use when a factory was given.
@@ -180,7 +202,8 @@ class LLMProvider:
             name: The model key (``None``: the default).
 
         Returns:
-            The model; the same instance on every call for the same key.
+            The model; the same instance on every call for the same key (within an
+            `override()` block that overrides the key, the block's model).
 
         Raises:
             StructureError: The key is not a string, or no model has it, or its factory
@@ -191,10 +214,83 @@ class LLMProvider:
         built, and is checked again on each ``get``).
         """
         key = self._key(name)
-        model = self._models.get(key)
+        model = self._models_of(key).get(key)
         if _model_check is not None:
             _model_check(key, model)
         return model
+
+    def override(
+        self, model: ModelSource | None = None, /, **models: ModelSource
+    ) -> AbstractContextManager[None]:
+        """Within the block, runs take these models instead of the provider's, without
+        rebuilding the provider or any structure that uses it (as pydantic-ai's
+        ``Agent.override``): a test's fakes in the application's own structures.
+
+        ``model`` stands in for every key, ``models`` for the keys they name (and win
+        over ``model``). A model alone keeps the settings of the key it replaces
+        (``method``, ``call_timeout``, ``retry``, ``cache``); a `ModelConfig` brings its
+        own. A factory or a provider string is built on first use within the block.
+
+        The override holds in the context that enters the block, as a context variable
+        does: a run started there (``run()``, ``arun()``, streams, datasets, a built
+        runnable) takes the block's models, and a run that another task or thread starts
+        meanwhile keeps the provider's. A stream or a dataset takes the models in force
+        as its run, or each row, starts. Blocks nest; leaving one, by an exception too,
+        puts back the models that were in force before it.
+
+        Args:
+            model: The model for every key (``None``: none).
+            **models: Models by key, as ``LLMProvider`` takes them.
+
+        Returns:
+            A context manager; the models change when the block is entered.
+
+        Raises:
+            StructureError: Raised here: a key the provider lacks, a value that is not
+                a model, or a wrong `ModelConfig` setting (every problem is reported).
+
+        Examples:
+            >>> from langtree.testing import FakeChatModel
+            >>> provider = LLMProvider({"fast": FakeChatModel(model_name="real")})
+            >>> with provider.override(fast=FakeChatModel(model_name="stand-in")):
+            ...     provider.get("fast").model_name
+            'stand-in'
+            >>> provider.get("fast").model_name
+            'real'
+        """
+        problems = self._override_problems(model, models)
+        if problems:
+            raise StructureError(problems)
+        every = dict.fromkeys(self._models.configs, model) if model is not None else {}
+        given = {**every, **models}
+        return self._overriding({key: self._replacing(key, value) for key, value in given.items()})
+
+    def _override_problems(
+        self, model: ModelSource | None, models: Mapping[str, ModelSource]
+    ) -> list[Diagnostic]:
+        problems = [self._unknown(key) for key in models if key not in self._models.configs]
+        if model is not None:
+            problems.extend(_value_problems("The model for every key", model))
+        for key, value in models.items():
+            problems.extend(_value_problems(f"Model {key!r}", value))
+        return problems
+
+    def _replacing(self, key: str, value: ModelSource) -> ModelConfig:
+        """``value`` as the config of ``key``: a model alone keeps the key's settings."""
+        return (
+            value
+            if isinstance(value, ModelConfig)
+            else replace(self._models.configs[key], model=value)
+        )
+
+    @contextmanager
+    def _overriding(self, configs: Mapping[str, ModelConfig]) -> Iterator[None]:
+        layer = _Override(provider=self, models=BuiltModels(configs))
+        token = _overrides.set((*_overrides.get(), layer))
+        try:
+            yield
+        finally:
+            _overrides.reset(token)
 
     def __repr__(self) -> str:
         cache = "" if self.cache is None else f", cache={str(self.cache.path)!r}"
@@ -210,6 +306,14 @@ class LLMProvider:
 
     def _available(self) -> str:
         return "the provider's models are " + ", ".join(repr(key) for key in self._models.configs)
+
+    def _models_of(self, key: str) -> BuiltModels:
+        """The models ``key`` is taken from: those of the innermost `override()` block
+        in force that overrides it, else the provider's own."""
+        for layer in reversed(_overrides.get()):
+            if layer.provider is self and key in layer.models.configs:
+                return layer.models
+        return self._models
 
     def _unknown(self, key: str) -> Diagnostic:
         close = suggest(key, list(self._models.configs), fallback="")
