@@ -14,15 +14,15 @@ from langtree.errors import (
 )
 from langtree.prompts.estimate import Cost, Prompts
 from langtree.prompts.preview import StepPrompt
-from langtree.runtime.cache import ResponseCache
-from langtree.runtime.dataset import RowResult
-from langtree.runtime.failure import RunInterrupted, RunLimitError, StepFailedError
-from langtree.runtime.journal import JournalWriteError
-from langtree.runtime.provider import LLMProvider, ModelConfig
-from langtree.runtime.rate_limit import RateLimit
-from langtree.runtime.result import RunResult
-from langtree.runtime.retry import RetryPolicy
-from langtree.runtime.usage import UsageLimits
+from langtree.runtime.calls.provider import LLMProvider, ModelConfig
+from langtree.runtime.datasets.dataset import RowResult
+from langtree.runtime.durable.cache import ResponseCache
+from langtree.runtime.durable.journal import JournalWriteError
+from langtree.runtime.faults.failure import RunInterrupted, RunLimitError, StepFailedError
+from langtree.runtime.faults.rate_limit import RateLimit
+from langtree.runtime.faults.retry import RetryPolicy
+from langtree.runtime.observe.result import RunResult
+from langtree.runtime.observe.usage import UsageLimits
 from langtree.structure.assets import Asset
 from langtree.structure.plan import ExecutionPlan, PlanStep
 from langtree.structure.registry import NodeRegistry

@@ -26,20 +26,20 @@ from langtree.errors import Diagnostic, ExecutionError, StructureError
 from langtree.prompts.estimate import DEFAULT_MODEL_KEY, Prompts
 from langtree.prompts.preview import PromptSetup, StepPrompt, preview_prompts
 from langtree.prompts.template import StepTemplate, template_source
-from langtree.runtime.arguments import checked_config, checked_variables
-from langtree.runtime.dataset import RowResult, Rows, dataset_options, run_dataset
-from langtree.runtime.engine import execute
-from langtree.runtime.events import EventSink, RunEvent, stream_events
-from langtree.runtime.loop import iterate_async, iterate_sync, run_async
-from langtree.runtime.precheck import check_asset_support
-from langtree.runtime.progress_bar import ProgressBar
-from langtree.runtime.provider import LLMProvider
-from langtree.runtime.result import RunResult
-from langtree.runtime.runnable import DEFAULT_NAME, RunInputs, run_runnable
-from langtree.runtime.schema import schema_tokens
+from langtree.runtime.calls.provider import LLMProvider
+from langtree.runtime.calls.schema import schema_tokens
+from langtree.runtime.datasets.dataset import RowResult, Rows, dataset_options, run_dataset
+from langtree.runtime.datasets.shared import SharedCalls
+from langtree.runtime.engine.arguments import checked_config, checked_variables
+from langtree.runtime.engine.engine import execute
+from langtree.runtime.engine.loop import iterate_async, iterate_sync, run_async
+from langtree.runtime.engine.precheck import check_asset_support
+from langtree.runtime.engine.runnable import DEFAULT_NAME, RunInputs, run_runnable
+from langtree.runtime.engine.setup import RunSetup, RunWatch, require_provider, run_interruptible
+from langtree.runtime.observe.events import EventSink, RunEvent, stream_events
+from langtree.runtime.observe.progress_bar import ProgressBar
+from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
-from langtree.runtime.setup import RunSetup, RunWatch, require_provider, run_interruptible
-from langtree.runtime.shared import SharedCalls
 from langtree.structure.config import ConfigInput
 from langtree.structure.plan import ExecutionPlan
 from langtree.structure.structure import TreeStructure
@@ -354,7 +354,7 @@ class RunStructure(TreeStructure):
         mapping writes, ``StepFailed`` for a failure the run goes on after
         (``on_error="continue"``), and last ``RunFinished`` with the ``RunResult``. The
         values are JSON data, as ``RunResult.dump()`` shows them, and ``event.to_dict()``
-        is the whole event as JSON data. See ``langtree.runtime.events``.
+        is the whole event as JSON data. See ``langtree.runtime.observe.events``.
 
         Raises:
             ExecutionError: Raised here, before the run: no provider, a wrong setting,

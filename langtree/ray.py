@@ -36,8 +36,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from langtree.errors import ExecutionError, problems_error
-from langtree.runtime.dataset import RowResult
-from langtree.runtime.rate_limit import RateBuckets, RateLimit
+from langtree.runtime.datasets.dataset import RowResult
+from langtree.runtime.faults.rate_limit import RateBuckets, RateLimit
 from langtree.runtime.settings import RunOptions, RunSettings
 
 if TYPE_CHECKING:

@@ -82,7 +82,7 @@ CASES = [
         StructureError,
         problem(
             "RunStructure's provider must be an LLMProvider or None, got "
-            "<class 'langtree.runtime.provider.LLMProvider'>",
+            "<class 'langtree.runtime.calls.provider.LLMProvider'>",
             "pass the models by key, e.g. "
             "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
         ),

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from langtree.cli.rows_progress import RowsProgress
 from langtree.errors import ExecutionError
-from langtree.runtime.dataset import RowResult
+from langtree.runtime.datasets.dataset import RowResult
 
 
 class Terminal(io.StringIO):

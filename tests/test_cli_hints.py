@@ -11,7 +11,7 @@ import pytest
 
 from langtree.cli import main
 from langtree.cli.hints import error_text
-from langtree.runtime.journal import JournalWriteError
+from langtree.runtime.durable.journal import JournalWriteError
 
 GREETING = '''
 from pydantic import Field

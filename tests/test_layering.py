@@ -88,8 +88,8 @@ def test_imports_inside_functions_and_of_the_package_root_are_seen(tmp_path: Pat
     module.write_text(
         "def build():\n"
         "    from langtree import RunStructure\n"
-        "    import langtree.runtime.engine\n"
+        "    import langtree.runtime.engine.engine\n"
         "    return RunStructure\n"
     )
 
-    assert imported_modules(module) == {"langtree", "langtree.runtime.engine"}
+    assert imported_modules(module) == {"langtree", "langtree.runtime.engine.engine"}

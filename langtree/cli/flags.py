@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langtree.errors import LangTreeError, problems_error
-from langtree.runtime.cache import ResponseCache
-from langtree.runtime.methods import METHOD_CHOICES
+from langtree.runtime.calls.methods import METHOD_CHOICES
+from langtree.runtime.durable.cache import ResponseCache
 from langtree.runtime.settings import RunOptions, RunSettings, setting_problems
 
 __all__ = ["RUN_FLAGS", "RunFlag", "add_run_flags", "flag_for", "run_options"]

@@ -15,8 +15,13 @@ from collections.abc import Mapping
 
 from langtree.cli.flags import flag_for
 from langtree.errors import MissingVariablesError
-from langtree.runtime.failure import Diagnosis, RunInterrupted, RunLimitError, StepFailedError
-from langtree.runtime.journal import JournalWriteError
+from langtree.runtime.durable.journal import JournalWriteError
+from langtree.runtime.faults.failure import (
+    Diagnosis,
+    RunInterrupted,
+    RunLimitError,
+    StepFailedError,
+)
 
 __all__ = ["error_text"]
 

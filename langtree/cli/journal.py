@@ -1,13 +1,13 @@
 """``langtree journal salvage OLD NEW``: the answers of a damaged journal that can still be
-read, copied into a new journal (see `langtree.runtime.salvage`)."""
+read, copied into a new journal (see `langtree.runtime.durable.salvage`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from langtree.runtime.dataset import listed_positions
-from langtree.runtime.salvage import SalvageReport, salvage_journal
+from langtree.runtime.datasets.dataset import listed_positions
+from langtree.runtime.durable.salvage import SalvageReport, salvage_journal
 
 __all__ = ["add_journal_command"]
 

@@ -10,9 +10,9 @@ from langtree.api import RunStructure
 from langtree.cli.named import named_object
 from langtree.errors import LangTreeError
 from langtree.prompts.estimate import DEFAULT_MODEL_KEY
-from langtree.runtime.methods import MethodChoice
-from langtree.runtime.provider import ChatRunnable, LLMProvider, ModelConfig
-from langtree.runtime.provider_strings import is_provider_string, provider_string_problems
+from langtree.runtime.calls.methods import MethodChoice
+from langtree.runtime.calls.provider import ChatRunnable, LLMProvider, ModelConfig
+from langtree.runtime.calls.provider_strings import is_provider_string, provider_string_problems
 from langtree.testing import FakeChatModel
 
 
@@ -53,7 +53,7 @@ def named_provider(spec: str | None, keys: list[str], method: MethodChoice | Non
 
     A value whose part before the first colon is a provider of LangChain's
     ``init_chat_model`` (``openai:gpt-4o-mini``) is a provider string; any other is
-    ``module:attribute`` (``langtree.runtime.provider_strings``).
+    ``module:attribute`` (``langtree.runtime.calls.provider_strings``).
 
     Raises:
         LangTreeError: The value names nothing usable, or the function it names raised.

@@ -31,10 +31,10 @@ from langtree.cli.inputs import json_value
 from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.cli.rows_progress import RowsProgress
 from langtree.errors import LangTreeError
-from langtree.runtime.dataset import RowResult, listed_positions
-from langtree.runtime.failure import RunLimitError
-from langtree.runtime.journal import JournalWriteError
-from langtree.runtime.result import RunResult
+from langtree.runtime.datasets.dataset import RowResult, listed_positions
+from langtree.runtime.durable.journal import JournalWriteError
+from langtree.runtime.faults.failure import RunLimitError
+from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RunOptions
 from langtree.structure.tree import task_tag
 from langtree.structure.tree_node import TreeNode

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import TextIO
 
 from langtree.errors import ExecutionError
-from langtree.runtime.dataset import RowResult
-from langtree.runtime.progress_bar import LiveLine
-from langtree.runtime.result import RunResult, TraceRecord
-from langtree.runtime.usage import run_tokens
+from langtree.runtime.datasets.dataset import RowResult
+from langtree.runtime.observe.progress_bar import LiveLine
+from langtree.runtime.observe.result import RunResult, TraceRecord
+from langtree.runtime.observe.usage import run_tokens
 
 __all__ = ["RowsProgress"]
 

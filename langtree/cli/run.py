@@ -25,13 +25,13 @@ from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
 from langtree.cli.trees import valid_structure
 from langtree.errors import ExecutionError, LangTreeError
-from langtree.runtime.failure import RunInterrupted
-from langtree.runtime.journal import JournalWriteError
-from langtree.runtime.progress import RunProgress
-from langtree.runtime.progress_bar import LiveLine
-from langtree.runtime.provider import LLMProvider
-from langtree.runtime.result import RunResult, TraceRecord
-from langtree.runtime.usage import run_tokens
+from langtree.runtime.calls.provider import LLMProvider
+from langtree.runtime.durable.journal import JournalWriteError
+from langtree.runtime.faults.failure import RunInterrupted
+from langtree.runtime.observe.progress import RunProgress
+from langtree.runtime.observe.progress_bar import LiveLine
+from langtree.runtime.observe.result import RunResult, TraceRecord
+from langtree.runtime.observe.usage import run_tokens
 from langtree.structure.config import ConfigInput
 from langtree.structure.tree import task_tag
 

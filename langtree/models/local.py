@@ -39,7 +39,7 @@ from pydantic import Field
 
 from langtree.errors import ExecutionError
 from langtree.models.llama_server import ServerSettings, default_model_path, loaded_server
-from langtree.runtime.chat_base import RequestedOutput, StructuredChatModel, requested_output
+from langtree.runtime.calls.chat_base import RequestedOutput, StructuredChatModel, requested_output
 
 __all__ = ["LocalChatModel", "default_local_model"]
 

@@ -19,10 +19,10 @@ from typing import Any, Literal, TypedDict
 from langtree.dsl.hints import suggest
 from langtree.errors import ExecutionError, StructureError, problems_error
 from langtree.prompts.asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
-from langtree.runtime.cache import CacheSetting, ResponseCache, cache_problems
-from langtree.runtime.rate_limit import RateLimit, RateLimiter
-from langtree.runtime.retry import RetryPolicy
-from langtree.runtime.usage import UsageLimits
+from langtree.runtime.durable.cache import CacheSetting, ResponseCache, cache_problems
+from langtree.runtime.faults.rate_limit import RateLimit, RateLimiter
+from langtree.runtime.faults.retry import RetryPolicy
+from langtree.runtime.observe.usage import UsageLimits
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -50,15 +50,15 @@ class RunSettings:
         deadline: Seconds the whole run may take (``None``: no limit).
         usage_limits: The most calls and tokens the run may use.
         journal: The SQLite file that records every answer and replays those of an
-            earlier run (``None``: no journal; see ``langtree.runtime.journal``).
+            earlier run (``None``: no journal; see ``langtree.runtime.durable.journal``).
         journal_max_age: Seconds after which a journal's answer is no longer replayed
             but asked for again (``None``: answers never expire).
         cache: The response cache (a ``ResponseCache`` or its file) instead of the
             provider's; ``False`` bypasses the provider's (``None``: the provider's; see
-            ``langtree.runtime.cache``).
+            ``langtree.runtime.durable.cache``).
         rate_limit: The pace of the model calls, in requests and tokens per minute
             for each model key (``None``: as fast as ``max_concurrency`` allows; see
-            ``langtree.runtime.rate_limit``).
+            ``langtree.runtime.faults.rate_limit``).
         asset_folders: The folders an asset's local file may be read from (relative
             ones to the working directory); none by default, so that no path is read
             (see ``langtree.prompts.asset_files``).

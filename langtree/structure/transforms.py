@@ -12,7 +12,7 @@ is the field ``items``, not ``dict.items``.
 Everything that can be told before the run is checked here: the expression compiles
 (syntax, unknown filters and tests), every name it reads is a field, the field has no
 default that would make it known before the run, and no ``llm()``/``resample()`` stands
-beside it. The run evaluates it (`langtree.runtime.transforms`) once what it reads
+beside it. The run evaluates it (`langtree.runtime.engine.transforms`) once what it reads
 is known, and converts the value to the field's annotation like a ``value`` mapping.
 """
 

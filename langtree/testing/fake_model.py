@@ -39,9 +39,9 @@ from langchain_core.runnables.config import ensure_config
 from pydantic import PrivateAttr
 
 from langtree.errors import ExecutionError
-from langtree.runtime.chat_base import StructuredChatModel, requested_output
-from langtree.runtime.metadata import NODE_PATH_KEY
-from langtree.runtime.methods import Method
+from langtree.runtime.calls.chat_base import StructuredChatModel, requested_output
+from langtree.runtime.calls.metadata import NODE_PATH_KEY
+from langtree.runtime.calls.methods import Method
 from langtree.testing.examples import example_value
 
 _PIECE = 16

@@ -15,7 +15,7 @@ not known to be offline either.
 
 pydantic-ai's ``ALLOW_MODEL_REQUESTS`` is checked by each real model as it makes a
 request; LangChain's models cannot be taught that, so the check is made where a run takes
-its models from the provider (`langtree.runtime.provider.model_check()`). Validation
+its models from the provider (`langtree.runtime.calls.provider.model_check()`). Validation
 and ``prompts()`` take no model and are never blocked.
 """
 
@@ -35,7 +35,7 @@ from langchain_core.runnables.configurable import (
 )
 
 from langtree.errors import ExecutionError
-from langtree.runtime.provider import ChatRunnable, model_check
+from langtree.runtime.calls.provider import ChatRunnable, model_check
 from langtree.testing.fake_model import FakeChatModel
 
 __all__ = ["RealModelCheck", "allow_model_requests", "block_model_requests", "offline_model"]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from langtree.runtime.provider import LLMProvider, model_check
+from langtree.runtime.calls.provider import LLMProvider, model_check
 from langtree.testing.fake_model import FakeChatModel
 from langtree.testing.model_requests import RealModelCheck, allow_model_requests
 

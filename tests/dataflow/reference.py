@@ -55,11 +55,11 @@ from langtree.dsl.commands import AllCommand
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.preview import PromptSetup
 from langtree.prompts.state import Address, RunState, to_plain
-from langtree.runtime.known_parts import KnownParts
-from langtree.runtime.outcome import run_result
-from langtree.runtime.resampling import aggregate
-from langtree.runtime.schema import output_schema
-from langtree.runtime.transforms import compute
+from langtree.runtime.calls.schema import output_schema
+from langtree.runtime.engine.known_parts import KnownParts
+from langtree.runtime.engine.outcome import run_result
+from langtree.runtime.engine.resampling import aggregate
+from langtree.runtime.engine.transforms import compute
 from langtree.structure.flows import Flow
 from langtree.structure.known import field_holder
 from langtree.structure.placeholders import find_placeholders

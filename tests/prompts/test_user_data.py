@@ -6,7 +6,7 @@ from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.runtime import LLMProvider
-from langtree.runtime.provider import ModelConfig
+from langtree.runtime.calls.provider import ModelConfig
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 

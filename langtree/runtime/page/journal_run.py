@@ -1,6 +1,6 @@
 """A run's page from a journal file alone.
 
-A journal (`langtree.runtime.journal`) keeps, for each call, the answers its model gave:
+A journal (`langtree.runtime.durable.journal`) keeps, for each call, the answers its model gave:
 the step, the node instance, the sample, the model's key, the raw output, why it was not
 valid, the provider's usage and the latency. That is what its page shows: the tree of
 the node instances called, each call with its answers, the invalid ones marked.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from langtree.runtime.journal import JournalEntry, journal_answers
+from langtree.runtime.durable.journal import JournalEntry, journal_answers
 from langtree.runtime.page.saved import RUN_HINT, SavedCall, SavedRun
 
 __all__ = ["journal_run"]

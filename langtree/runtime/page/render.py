@@ -92,7 +92,7 @@ def _summary(run: SavedRun) -> str:
 
 def _tokens_text(trace: Sequence[SavedCall]) -> str:
     """The tokens of the calls made, as the notebook display counts them
-    (`langtree.runtime.usage.run_tokens`): the provider's total where it reported usage,
+    (`langtree.runtime.observe.usage.run_tokens`): the provider's total where it reported usage,
     else the prompt's count for a call the model answered, and nothing for one that got
     no answer."""
     made = [call for call in trace if not call.replayed]

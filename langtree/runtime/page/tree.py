@@ -3,7 +3,7 @@ each node its values (with what wrote them), its step instances (with their call
 transforms, and what failed or was skipped there.
 
 Node instances are known by their paths (``task.report.sections[1]``); a value's field
-path is its node's path, a dot and the field (`langtree.runtime.provenance`), so the
+path is its node's path, a dot and the field (`langtree.runtime.observe.provenance`), so the
 tree is put together from the paths alone, with every ancestor of a path in it even
 when nothing was called or written there.
 """

@@ -1,0 +1,5 @@
+"""Many rows through one tree: `run_many()` in one process.
+
+`dataset` runs the rows and reports each; `shared` holds what the rows of a
+dataset share (models, journal, cache, limits). Runs on Ray are `langtree.ray`.
+"""

@@ -1,0 +1,9 @@
+"""The engine: a run's step instances scheduled by their data flow.
+
+A run is set up and checked before its first call (`setup`, `precheck`,
+`arguments`), its step instances laid out (`instances`, `element_flows`,
+`known_parts`, `resampling`) and started as soon as what they wait for is known
+(`engine`, `waits`, `commands`, `transforms`), on LangTree's own event loop (`loop`);
+`outcome` ends the run and `runnable` offers it as a LangChain runnable. `json_view`
+is the JSON view of a run's values that transforms, events and `RunResult` share.
+"""

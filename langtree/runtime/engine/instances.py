@@ -1,0 +1,66 @@
+"""The step instances of a run: which may start, which are running, which have finished.
+
+The engine (`langtree.runtime.engine.engine`) starts an instance's task once `InstanceWaits`
+lets it, keeps it in a `Schedule` while its calls are in flight, and handles each task
+as it reports that it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from langtree.prompts.state import Address
+from langtree.runtime.engine.waits import InstanceWaits
+
+__all__ = ["Schedule", "StepInstance"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepInstance:
+    """One instance of a plan step: the step's position in the plan, and the node
+    instance it generates fields of."""
+
+    position: int
+    address: Address
+
+
+@dataclass(slots=True, kw_only=True)
+class Schedule:
+    """Where the run's steps stand.
+
+    Attributes:
+        waits: Which instances may start (per element).
+        closed: The steps whose instances are not listed yet (their commands wait).
+        running: The instances whose calls are in flight, by their task.
+        done: The tasks that finished since the run last looked, in the order they did.
+        wake: Set when ``done`` gets a task.
+    """
+
+    waits: InstanceWaits
+    closed: list[int]
+    running: dict[asyncio.Task[None], StepInstance] = field(default_factory=dict)
+    done: list[asyncio.Task[None]] = field(default_factory=list)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def start(self, task: asyncio.Task[None], instance: StepInstance) -> None:
+        """Keep a started instance's task until it finishes."""
+        self.running[task] = instance
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.done.append(task)
+        self.wake.set()
+
+    async def finished(self) -> list[tuple[asyncio.Task[None], StepInstance]]:
+        """The tasks that have finished (at least one, waiting for it if need be), with
+        their instances; they no longer count as running.
+
+        Each task tells when it is done: ``asyncio.wait`` over every running task would
+        register and remove a callback on each of them per wake-up, and a large run
+        keeps thousands of tasks waiting for a place of ``max_concurrency``.
+        """
+        await self.wake.wait()
+        self.wake.clear()
+        done, self.done = self.done, []
+        return [(task, self.running.pop(task)) for task in done]

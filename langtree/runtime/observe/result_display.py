@@ -1,0 +1,102 @@
+"""How a `RunResult` shows in a notebook and in ``repr``.
+
+The display (Markdown, see `langtree.display`) opens with one line on what the run
+cost, then each task's values as JSON, then what failed and what was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from pydantic_core import to_jsonable_python
+
+from langtree.display import clipped, code, counted, fenced, table
+from langtree.runtime.observe.usage import run_tokens
+
+if TYPE_CHECKING:
+    from langtree.runtime.observe.result import RunResult, TraceRecord
+
+__all__ = ["result_markdown"]
+
+MAX_JSON_LINES = 200
+"""Lines of a task's JSON shown; the rest is left out, and the display says so."""
+
+
+def result_markdown(result: RunResult) -> str:
+    """The notebook display of a run: the summary, the tasks, the failures."""
+    parts = [f"**Run**: {_summary(result)}"]
+    if len(result.usage.by_model) > 1:
+        parts.append(_models_table(result))
+    parts.extend(_tasks(result))
+    if result.errors:
+        parts.extend(_errors(result))
+    if result.skipped:
+        parts.append(_skipped(result))
+    return "\n\n".join(parts)
+
+
+def _summary(result: RunResult) -> str:
+    usage = result.usage
+    parts = [counted(usage.calls, "call")]
+    if usage.retries:
+        parts.append(counted(usage.retries, "retry", "retries"))
+    if usage.failed_calls:
+        parts.append(f"{usage.failed_calls:,} failed")
+    parts.append(_tokens_text(result.trace))
+    if replayed := sum(record.replayed for record in result.trace):
+        parts.append(counted(replayed, "answer") + " replayed")
+    if result.transforms:
+        parts.append(counted(len(result.transforms), "transform"))
+    return ", ".join(parts)
+
+
+def _tokens_text(trace: tuple[TraceRecord, ...]) -> str:
+    made = [record for record in trace if not record.replayed]
+    text = counted(run_tokens(made), "token")
+    if any(record.answered and not record.usage for record in made):
+        text += " (counted from the prompts where the model reported no usage)"
+    return text
+
+
+def _models_table(result: RunResult) -> str:
+    rows = (
+        [
+            code(model),
+            f"{usage.calls:,}",
+            f"{run_tokens(record for record in result.trace if record.model == model):,}",
+        ]
+        for model, usage in result.usage.by_model.items()
+    )
+    return table(["model", "calls", "tokens"], rows)
+
+
+def _tasks(result: RunResult) -> Iterator[str]:
+    """Each task's values as JSON; a task that does not validate says why first."""
+    for tag in result.tasks:
+        values = _json(result.dump(tag), f"result.dump({tag!r})")
+        yield f"{code(tag)}\n\n{values}"
+    for tag, reason in result.invalid.items():
+        values = _json(to_jsonable_python(result.partials.get(tag)), f"result.partial({tag!r})")
+        yield f"{code(tag)} does not validate\n\n{fenced(reason, 'text')}\n\n{values}"
+
+
+def _json(data: object, source: str) -> str:
+    """``data`` as indented JSON in a code block, clipped; ``source`` gives all of it."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return fenced(clipped(text, MAX_JSON_LINES, f"{source} has them all"), "json")
+
+
+def _errors(result: RunResult) -> Iterator[str]:
+    yield f"**{counted(len(result.errors), 'step instance')} failed**"
+    for error in result.errors:
+        yield f"{code(error.step_id)} at {code(error.node_path)}\n\n{fenced(str(error), 'text')}"
+
+
+def _skipped(result: RunResult) -> str:
+    lines = (
+        f"- {code(record.step_id)} at {code(record.node_path)}, because of {code(record.because)}"
+        for record in result.skipped
+    )
+    return f"**{counted(len(result.skipped), 'skipped instance')}**\n\n" + "\n".join(lines)
