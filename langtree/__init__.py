@@ -23,12 +23,12 @@ from langtree.runtime.faults.rate_limit import RateLimit
 from langtree.runtime.faults.retry import RetryPolicy
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.observe.usage import UsageLimits
-from langtree.structure.assets import Asset
-from langtree.structure.plan import ExecutionPlan, PlanStep
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, NodeField
-from langtree.structure.tree_node import TreeNode
-from langtree.structure.type_config import TypeMappingConfig, ValidationStrategy
+from langtree.structure.commands.assets import Asset
+from langtree.structure.planning.plan import ExecutionPlan, PlanStep
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField
+from langtree.structure.tree.tree_node import TreeNode
+from langtree.structure.types.type_config import TypeMappingConfig, ValidationStrategy
 
 __all__ = [
     "Asset",

@@ -41,9 +41,9 @@ from langtree.runtime.observe.progress_bar import ProgressBar
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RUN_SETTING_KEYS, RunOptions, RunSettings
 from langtree.structure.config import ConfigInput
-from langtree.structure.plan import ExecutionPlan
+from langtree.structure.planning.plan import ExecutionPlan
 from langtree.structure.structure import TreeStructure
-from langtree.structure.tree import Node, task_tag
+from langtree.structure.tree.tree import Node, task_tag
 
 __all__ = ["ModelCatalog", "RunStructure"]
 

@@ -30,9 +30,9 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.dsl.paths import split_plucks
-from langtree.structure.discovery import load_modules, node_classes
-from langtree.structure.tree import task_tag
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree.discovery import load_modules, node_classes
+from langtree.structure.tree.tree import task_tag
+from langtree.structure.tree.tree_node import TreeNode
 from langtree.testing import FakeChatModel
 
 EXAMPLES = Path(__file__).parent.parent / "examples"

@@ -18,7 +18,7 @@ from langtree.cli.inputs import json_object
 from langtree.cli.named import named_object
 from langtree.errors import LangTreeError, StructureError
 from langtree.structure.config import ConfigInput, StructureConfig
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.types.type_config import TypeMappingConfig
 
 EXAMPLE = '{"outline": "root", "token_budget": 4000}'
 """Settings as a ``--config`` file holds them, for the hints."""

@@ -10,8 +10,8 @@ from pathlib import Path
 from langtree.api import RunStructure
 from langtree.dsl.hints import suggest
 from langtree.errors import LangTreeError
-from langtree.structure.annotations import render_type
-from langtree.structure.tree import NodeField, task_tag
+from langtree.structure.tree.tree import NodeField, task_tag
+from langtree.structure.types.annotations import render_type
 
 MAX_INPUT_DEPTH = 100
 """The most levels of objects and arrays ``--input`` may nest (deeper values would exhaust

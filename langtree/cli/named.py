@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from langtree.errors import LangTreeError, StructureError
-from langtree.structure.discovery import load_modules
+from langtree.structure.tree.discovery import load_modules
 
 
 def named_object(option: str, spec: str, *, malformed: str) -> object:

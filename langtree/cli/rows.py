@@ -36,8 +36,8 @@ from langtree.runtime.durable.journal import JournalWriteError
 from langtree.runtime.faults.failure import RunLimitError
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RunOptions
-from langtree.structure.tree import task_tag
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree.tree import task_tag
+from langtree.structure.tree.tree_node import TreeNode
 
 __all__ = ["RowsRun", "is_rows_file", "run_rows", "task_output"]
 

@@ -33,7 +33,7 @@ from langtree.runtime.observe.progress_bar import LiveLine
 from langtree.runtime.observe.result import RunResult, TraceRecord
 from langtree.runtime.observe.usage import run_tokens
 from langtree.structure.config import ConfigInput
-from langtree.structure.tree import task_tag
+from langtree.structure.tree.tree import task_tag
 
 
 def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

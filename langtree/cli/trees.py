@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from langtree.api import RunStructure
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.config import ConfigInput
-from langtree.structure.discovery import load_modules, node_classes
-from langtree.structure.texts import class_parse_diagnostics
-from langtree.structure.tree import task_tag
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree.discovery import load_modules, node_classes
+from langtree.structure.tree.texts import class_parse_diagnostics
+from langtree.structure.tree.tree import task_tag
+from langtree.structure.tree.tree_node import TreeNode
 
 
 def classes_in(targets: Sequence[str]) -> tuple[list[type[TreeNode]], list[Diagnostic]]:

@@ -31,12 +31,12 @@ from langtree.prompts.markdown import heading, heading_level_before, join_blocks
 from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, RunState, known_defaults
 from langtree.prompts.values import render_value
-from langtree.structure.assets import Asset
+from langtree.structure.commands.assets import Asset
+from langtree.structure.commands.context import ContextPath
+from langtree.structure.commands.deliveries import EntryReaders
 from langtree.structure.config import Outline, PromptShape
-from langtree.structure.context import ContextPath
-from langtree.structure.deliveries import EntryReaders
-from langtree.structure.registry import FieldKey, NodeRegistry
-from langtree.structure.tree import Node, NodeField, title_from_name
+from langtree.structure.tree.registry import FieldKey, NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField, title_from_name
 
 __all__ = ["ContextEntry", "StepDocument", "assemble"]
 
@@ -223,7 +223,7 @@ def assemble(
             name is never an external variable.
         known: The fields a step that generates their node whole does not ask for, by
             node tag: the known ones (DESIGN D2), and those split steps generate (see
-            `langtree.structure.steps`); such a node lists only its other fields as
+            `langtree.structure.planning.steps`); such a node lists only its other fields as
             things to write.
         contexts: The entries nodes declare with ``@context[...]``, by node tag; a node
             not listed shows every known value.

@@ -38,11 +38,11 @@ from langtree.prompts.asset_files import AssetFiles, refused_files_error
 from langtree.prompts.given_inputs import listed, missing_given
 from langtree.prompts.state import RunState
 from langtree.prompts.values import rebuild
-from langtree.structure.assets import Asset, AssetKind, asset_field_names
-from langtree.structure.defaults import type_adapter
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node
-from langtree.structure.tree_node import display_name
+from langtree.structure.commands.assets import Asset, AssetKind, asset_field_names
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node
+from langtree.structure.tree.tree_node import display_name
+from langtree.structure.types.defaults import type_adapter
 
 __all__ = [
     "ASSET_TOKENS",

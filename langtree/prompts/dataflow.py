@@ -30,11 +30,11 @@ from langtree.prompts.plucking import pluck_values
 from langtree.prompts.state import Address, Output, RunState, copied, instance_text
 from langtree.prompts.values import Absent, Pending, first_absent
 from langtree.prompts.writing import is_absolute, write_values
-from langtree.structure.deliveries import in_context, leaf_destination
-from langtree.structure.flows import Flow, MappingFlow, TargetScope
-from langtree.structure.known import input_only
-from langtree.structure.tree import NodeField
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.deliveries import in_context, leaf_destination
+from langtree.structure.commands.flows import Flow, MappingFlow, TargetScope
+from langtree.structure.planning.known import input_only
+from langtree.structure.tree.tree import NodeField
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = ["EXTERNAL", "apply_flow", "write_iterations"]
 

@@ -1,6 +1,6 @@
 """Fields only the caller gives must have a value before any call.
 
-Assets (`langtree.structure.assets`) and fields whose description says ``! input()`` are
+Assets (`langtree.structure.commands.assets`) and fields whose description says ``! input()`` are
 inputs (DESIGN D2): no step generates them, so a required one that the inputs, its
 default and the commands leave empty would fail the run only after every call. The
 assets' check (`langtree.prompts.attachments`) and the one for ``input()`` fields both
@@ -13,11 +13,11 @@ from collections.abc import Callable, Collection, Iterator
 
 from langtree.errors import ExecutionError
 from langtree.prompts.state import RunState, instance_text
-from langtree.structure.assets import holds_asset
-from langtree.structure.known import input_only
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node
-from langtree.structure.tree_node import display_name
+from langtree.structure.commands.assets import holds_asset
+from langtree.structure.planning.known import input_only
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node
+from langtree.structure.tree.tree_node import display_name
 
 __all__ = ["check_given_inputs", "listed", "missing_given"]
 

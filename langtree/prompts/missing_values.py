@@ -12,7 +12,7 @@ from __future__ import annotations
 from langtree.errors import ExecutionError
 from langtree.prompts.state import Address, MissingValue, RunState, instance_text
 from langtree.prompts.values import Absent
-from langtree.structure.flows import Flow, MappingFlow
+from langtree.structure.commands.flows import Flow, MappingFlow
 
 __all__ = ["iteration_path", "rendered", "report_missing", "report_unsent", "source_text"]
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from langtree.dsl.paths import Pluck, PluckOperator
 from langtree.errors import ExecutionError
 from langtree.prompts.values import Absent, Pending, first_absent
-from langtree.structure.known import input_only
-from langtree.structure.tree import NodeField
+from langtree.structure.planning.known import input_only
+from langtree.structure.tree.tree import NodeField
 
 __all__ = ["pluck_values"]
 

@@ -31,16 +31,16 @@ from langtree.prompts.state import Address, RunState, instance_text
 from langtree.prompts.template import StepTemplate
 from langtree.prompts.tokens import PromptTokens
 from langtree.prompts.values import check_unicode
-from langtree.structure.analysis import Analysis, prompt_variable_names
-from langtree.structure.assets import Asset
+from langtree.structure.checks.analysis import Analysis, prompt_variable_names
+from langtree.structure.commands.assets import Asset
+from langtree.structure.commands.context import ContextPath
+from langtree.structure.commands.deliveries import EntryReaders, entry_readers, prompted_fields
 from langtree.structure.config import PromptShape
-from langtree.structure.context import ContextPath
-from langtree.structure.deliveries import EntryReaders, entry_readers, prompted_fields
-from langtree.structure.known import KnownFields, known_fields, supplied_fields
-from langtree.structure.plan import ExecutionPlan, PlanStep
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import title_from_name
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.planning.known import KnownFields, known_fields, supplied_fields
+from langtree.structure.planning.plan import ExecutionPlan, PlanStep
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import title_from_name
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = [
     "PromptBuilder",

@@ -15,16 +15,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import Address, RunState
 from langtree.prompts.values import Pending
-from langtree.structure.command_keys import (
+from langtree.structure.commands.command_keys import (
     command_blockers,
     flow_reads,
     flow_writes,
     index_keys,
 )
-from langtree.structure.flows import Flow, TargetScope
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import FieldKey, NodeRegistry
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.flows import Flow, TargetScope
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import FieldKey, NodeRegistry
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = [
     "CommandReadiness",

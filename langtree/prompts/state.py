@@ -27,11 +27,11 @@ from typing import Literal, TypeAlias, TypeVar
 from pydantic import BaseModel
 
 from langtree.prompts.values import Pending, PendingList, check_unicode, rebuild
-from langtree.structure.assets import Asset
-from langtree.structure.known import input_only
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, NodeField
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.commands.assets import Asset
+from langtree.structure.planning.known import input_only
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField
+from langtree.structure.tree.tree_node import TreeNode
 
 __all__ = [
     "Address",

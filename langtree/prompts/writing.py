@@ -35,12 +35,12 @@ from langtree.prompts.values import (
     first_absent,
     pending_list,
 )
-from langtree.structure.annotations import item_type, render_type, strip_optional
-from langtree.structure.conversion import accepts_none, convert_value
-from langtree.structure.flows import Flow, MappingFlow
-from langtree.structure.tree import NodeField
-from langtree.structure.tree_node import display_name
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.flows import Flow, MappingFlow
+from langtree.structure.tree.tree import NodeField
+from langtree.structure.tree.tree_node import display_name
+from langtree.structure.types.annotations import item_type, render_type, strip_optional
+from langtree.structure.types.conversion import accepts_none, convert_value
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = ["is_absolute", "write_values"]
 

@@ -1,5 +1,5 @@
 """Stage 2 of the pipeline: node classes, their texts, validation and the execution plan."""
 
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree.tree_node import TreeNode
 
 __all__ = ["TreeNode"]

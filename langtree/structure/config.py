@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias, TypeVar
 from langtree.dsl.commands import Modifier
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic, StructureError
-from langtree.structure.type_config import TYPE_MAPPING_KEYS, TypeMappingConfig
+from langtree.structure.types.type_config import TYPE_MAPPING_KEYS, TypeMappingConfig
 
 __all__ = [
     "CONFIG_KEYS",

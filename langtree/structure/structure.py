@@ -8,14 +8,14 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 
 from langtree.errors import Diagnostic, StructureError
-from langtree.structure.analysis import Analysis, analyse, prompt_variable_names, replan
+from langtree.structure.checks.analysis import Analysis, analyse, prompt_variable_names, replan
+from langtree.structure.commands.placeholders import external_variables
 from langtree.structure.config import ConfigInput, StructureConfig
-from langtree.structure.known import missing_inputs, supplied_fields
-from langtree.structure.placeholders import external_variables
-from langtree.structure.plan import ExecutionPlan
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, NodeField, build_task_nodes, task_tag
-from langtree.structure.tree_node import TreeNode, display_name
+from langtree.structure.planning.known import missing_inputs, supplied_fields
+from langtree.structure.planning.plan import ExecutionPlan
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField, build_task_nodes, task_tag
+from langtree.structure.tree.tree_node import TreeNode, display_name
 
 __all__ = ["TreeStructure"]
 

@@ -60,12 +60,12 @@ from langtree.runtime.engine.known_parts import KnownParts
 from langtree.runtime.engine.outcome import run_result
 from langtree.runtime.engine.resampling import aggregate
 from langtree.runtime.engine.transforms import compute
-from langtree.structure.flows import Flow
-from langtree.structure.known import field_holder
-from langtree.structure.placeholders import find_placeholders
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import FieldKey, NodeRegistry
-from langtree.structure.tree import Node, NodeField
+from langtree.structure.commands.flows import Flow
+from langtree.structure.commands.placeholders import find_placeholders
+from langtree.structure.planning.known import field_holder
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import FieldKey, NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField
 from langtree.testing import FakeChatModel
 from langtree.testing.examples import example_value
 from langtree.testing.fake_model import FakeRequest

@@ -2,7 +2,7 @@
 
 The entries stand inside the brackets as written, in order: ``*`` (every known value),
 field paths with the pluck operators of mapping sources, or nothing at all. Whether an
-entry names a field is the structure stage's business (tests/structure/test_context.py).
+entry names a field is the structure stage's business (tests/structure/commands/test_context.py).
 """
 
 import pytest

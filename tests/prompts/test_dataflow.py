@@ -14,8 +14,8 @@ from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.prompts.dataflow import EXTERNAL, apply_flow
 from langtree.prompts.state import Address, Output, RunState
 from langtree.prompts.values import Pending, PendingList
+from langtree.structure.commands.flows import resolve_flows
 from langtree.structure.config import ConfigInput
-from langtree.structure.flows import resolve_flows
 
 
 def line_of(text: str) -> int:

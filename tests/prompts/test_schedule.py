@@ -7,8 +7,8 @@ from pydantic import Field
 from langtree import RunStructure, TreeNode
 from langtree.prompts.schedule import CommandReadiness, FlowSchedule
 from langtree.prompts.state import RunState
-from langtree.structure.flows import Flow, resolve_flows
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.flows import Flow, resolve_flows
+from langtree.structure.types.type_config import TypeMappingConfig
 
 
 class Item(TreeNode):

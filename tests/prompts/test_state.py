@@ -5,7 +5,7 @@ from pydantic import BaseModel, Field
 from langtree import RunStructure, TreeNode
 from langtree.prompts.state import Address, RunState, copied, instance_text, to_plain
 from langtree.prompts.values import Pending, pending_list
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.tree.registry import NodeRegistry
 
 
 class Paragraph(TreeNode):

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from langtree import LLMProvider, RunStructure
 from langtree.prompts import tokens
 from langtree.prompts.tokens import TokenCount, count_tokens
-from langtree.structure.discovery import load_modules, node_classes
-from langtree.structure.tree import task_tag
+from langtree.structure.tree.discovery import load_modules, node_classes
+from langtree.structure.tree.tree import task_tag
 from langtree.testing import FakeChatModel
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"

@@ -19,7 +19,7 @@ rules there too.
 The other ``python`` blocks hold no class: the resampled output dict ("Resampling
 Aggregation Commands"), command strings ("Whitespace Handling > Examples", parsed in
 tests/dsl/test_spec_examples.py) and ``RunStructure(...)`` settings ("Configuration
-Options", "Performance Configuration", tested in tests/structure/test_settings.py).
+Options", "Performance Configuration", tested in tests/structure/commands/test_settings.py).
 """
 
 from collections.abc import Callable, Sequence

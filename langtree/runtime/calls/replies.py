@@ -23,7 +23,7 @@ from langchain_core.utils.json import parse_json_markdown
 from pydantic import BaseModel, ValidationError
 
 from langtree.runtime.calls.methods import StructuredBinding
-from langtree.structure.tree import title_from_name
+from langtree.structure.tree.tree import title_from_name
 
 __all__ = [
     "CUT_OFF",

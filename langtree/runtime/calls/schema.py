@@ -24,9 +24,9 @@ from langtree.errors import CommandParseError, StructureError
 from langtree.prompts.preview import PromptSetup
 from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.engine.known_parts import KnownParts
-from langtree.structure.plan import PlanStep
-from langtree.structure.tree import Node, node_diagnostic
-from langtree.structure.tree_node import display_name
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.tree import Node, node_diagnostic
+from langtree.structure.tree.tree_node import display_name
 
 __all__ = ["clean_description", "output_schema", "schema_tokens", "step_model", "tool_schema"]
 

@@ -22,10 +22,10 @@ from langtree.prompts.schedule import CommandReadiness
 from langtree.prompts.state import Address, RunState
 from langtree.runtime.engine.element_flows import Assign, ElementFlows
 from langtree.runtime.observe.provenance import ProvenanceLog
-from langtree.structure.flows import Flow
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import FieldKey, NodeRegistry
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.flows import Flow
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import FieldKey, NodeRegistry
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = ["CommandTracker"]
 

@@ -1,6 +1,6 @@
 """Element-wise ``@each`` commands in a run: laid out first, then written element by element.
 
-An element-wise command (see ``langtree.structure.element_flows``) is *laid out* when the
+An element-wise command (see ``langtree.structure.commands.element_flows``) is *laid out* when the
 first instance of a step producing its data finishes, if nothing it waits for writes the
 lists it iterates: every destination element is created, and the mappings whose sources
 no step produces are written. The steps whose
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 from langtree.prompts.schedule import step_writes
 from langtree.prompts.state import Address
-from langtree.structure.command_keys import source_reads
-from langtree.structure.element_flows import element_levels
-from langtree.structure.flows import Flow, MappingFlow
-from langtree.structure.known import field_holder
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import FieldKey, NodeRegistry
+from langtree.structure.commands.command_keys import source_reads
+from langtree.structure.commands.element_flows import element_levels
+from langtree.structure.commands.flows import Flow, MappingFlow
+from langtree.structure.planning.known import field_holder
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import FieldKey, NodeRegistry
 
 __all__ = ["Assign", "ElementFlows", "ElementWrite"]
 

@@ -61,7 +61,7 @@ from langtree.runtime.observe.events import EventSink, StepFailed, StepFinished,
 from langtree.runtime.observe.otel import model_identity, run_tracer
 from langtree.runtime.observe.provenance import ProvenanceLog, ProvenanceRecord
 from langtree.runtime.observe.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
-from langtree.structure.plan import PlanStep
+from langtree.structure.planning.plan import PlanStep
 
 __all__ = ["execute"]
 

@@ -4,7 +4,7 @@ A generated node field is produced whole inside its step, but some fields of the
 classes may already be known: a non-``None`` default, or a ``value`` target that an
 ``@all ... *`` broadcasts into every element. Others are left to *split steps* of their
 own (a field with its own ``llm``/``resample``, or a node field whose class declares one;
-see `langtree.structure.steps`), which run once the step has created the node. The
+see `langtree.structure.planning.steps`), which run once the step has created the node. The
 step's class then uses a *variant* of each such nested class: a subclass of the user's
 class whose left-out fields are out of the JSON schema the model sees
 (``SkipJsonSchema``) and are not required (a required field left to a split step does not
@@ -12,7 +12,7 @@ fail this step's validation), so that the user's validators still check what the
 writes. Once the step's output is read, `KnownParts.fill()` drops whatever stands in the
 left-out fields and sets the known defaults again; the broadcast then writes its value
 into every element (its command waits for the step that generates the list, see
-``langtree.structure.command_keys.flow_reads``), and the split steps write theirs.
+``langtree.structure.commands.command_keys.flow_reads``), and the split steps write theirs.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema
 
 from langtree.prompts.state import elements, fill_defaults
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.tree import Node, NodeField
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node, NodeField
 
 __all__ = ["KnownParts"]
 
@@ -37,7 +37,7 @@ class KnownParts:
 
     Args:
         registry: The nodes.
-        known: The known fields by node tag (``langtree.structure.known.known_fields``).
+        known: The known fields by node tag (``langtree.structure.planning.known.known_fields``).
         split: The fields split steps generate, by node tag
             (``langtree.prompts.preview.PromptSetup.split``).
     """

@@ -20,8 +20,8 @@ from langtree.runtime.faults.failure import StepFailedError
 from langtree.runtime.observe.provenance import ProvenanceRecord
 from langtree.runtime.observe.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.runtime.observe.usage import RunUsage
-from langtree.structure.plan import ExecutionPlan
-from langtree.structure.tree_node import TreeNode, display_name
+from langtree.structure.planning.plan import ExecutionPlan
+from langtree.structure.tree.tree_node import TreeNode, display_name
 
 __all__ = ["run_result"]
 

@@ -55,11 +55,11 @@ from langtree.prompts.schedule import dry_run
 from langtree.prompts.state import Address, RunState
 from langtree.runtime.calls.methods import primary_chat_model
 from langtree.runtime.calls.provider import LLMProvider
-from langtree.structure.analysis import prompt_variable_names
-from langtree.structure.assets import asset_field_names
-from langtree.structure.placeholders import TEMPLATE_VARIABLES, find_placeholders
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.checks.analysis import prompt_variable_names
+from langtree.structure.commands.assets import asset_field_names
+from langtree.structure.commands.placeholders import TEMPLATE_VARIABLES, find_placeholders
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import NodeRegistry
 
 __all__ = ["check_asset_support", "check_before_calls", "model_profile"]
 

@@ -20,7 +20,7 @@ from langtree.runtime.engine.loop import run_sync
 from langtree.runtime.faults.failure import RunInterrupted
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RunSettings
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.tree.tree_node import TreeNode
 
 __all__ = ["OnError", "RunSetup", "RunWatch", "require_provider", "run_interruptible"]
 

@@ -1,6 +1,6 @@
 """Computing a transform field for one node instance, with no model call.
 
-The expression (see `langtree.structure.transforms`) is evaluated over the values it
+The expression (see `langtree.structure.commands.transforms`) is evaluated over the values it
 reads, each from the instance or the nearest instance above it that holds the field, as
 ``RunResult.dump()`` shows them (`langtree.runtime.engine.json_view`): nodes are dicts, Enum
 members their values, dates ISO text, assets the dicts of their fields. Lists and other
@@ -24,9 +24,9 @@ from jinja2 import Undefined
 from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
 from langtree.runtime.engine.json_view import ResampledValues, json_view
-from langtree.structure.conversion import convert_value
-from langtree.structure.transforms import Transform, compiled
-from langtree.structure.type_config import TypeMappingConfig
+from langtree.structure.commands.transforms import Transform, compiled
+from langtree.structure.types.conversion import convert_value
+from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = ["Computed", "compute"]
 

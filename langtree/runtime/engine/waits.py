@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from langtree.prompts.state import Address
-from langtree.structure.plan import PlanStep
-from langtree.structure.registry import NodeRegistry
+from langtree.structure.planning.plan import PlanStep
+from langtree.structure.tree.registry import NodeRegistry
 
 __all__ = ["InstanceWaits", "Need", "shared_levels"]
 

@@ -30,10 +30,10 @@ from pydantic_core import to_jsonable_python
 from langtree.errors import LangTreeError
 from langtree.prompts.state import Address, RunState, elements, instance_text, to_plain
 from langtree.prompts.values import Pending, contains_pending
-from langtree.structure.flows import Flow
-from langtree.structure.registry import NodeRegistry
-from langtree.structure.transforms import Transform
-from langtree.structure.tree import Node
+from langtree.structure.commands.flows import Flow
+from langtree.structure.commands.transforms import Transform
+from langtree.structure.tree.registry import NodeRegistry
+from langtree.structure.tree.tree import Node
 
 __all__ = [
     "ProvenanceKind",

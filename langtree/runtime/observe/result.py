@@ -25,9 +25,9 @@ from langtree.runtime.observe.provenance import ProvenanceRecord, UnknownPathErr
 from langtree.runtime.observe.result_display import result_markdown
 from langtree.runtime.observe.usage import RunUsage, run_tokens
 from langtree.runtime.page import SavedRun, page_html, saved_run, write_page
-from langtree.structure.plan import ExecutionPlan
-from langtree.structure.tree import task_tag
-from langtree.structure.tree_node import TreeNode
+from langtree.structure.planning.plan import ExecutionPlan
+from langtree.structure.tree.tree import task_tag
+from langtree.structure.tree.tree_node import TreeNode
 
 if TYPE_CHECKING:
     from langtree.runtime.faults.failure import StepFailedError

@@ -18,8 +18,8 @@ from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.prompts.dataflow import apply_flow
 from langtree.prompts.state import MissingValue, OnMissing, RunState
 from langtree.runtime import LLMProvider
+from langtree.structure.commands.flows import resolve_flows
 from langtree.structure.config import ConfigInput
-from langtree.structure.flows import resolve_flows
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 

@@ -10,7 +10,7 @@ from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.prompts.state import Address
 from langtree.runtime import LLMProvider
 from langtree.runtime.engine.waits import InstanceWaits, shared_levels
-from langtree.structure.plan import ElementWait
+from langtree.structure.planning.plan import ElementWait
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
 

@@ -1,0 +1,6 @@
+"""Rules over a whole tree that return diagnostics.
+
+The checks `validate()` runs (`analysis`), paths that are valid but unusual
+(`scopes`), commands that stand where they are prompt text (`stray_commands`) and
+commands inside a node generated whole (`whole_nodes`).
+"""

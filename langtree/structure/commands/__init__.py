@@ -1,0 +1,8 @@
+"""What each DSL command does to the tree and to a node's settings.
+
+Node settings and modifiers (`settings`), assembly variables (`variables`),
+``@context`` (`context`), transforms (`transforms`), assets (`assets`),
+``{name}`` placeholders (`placeholders`), pluck paths (`plucks`), ``@each`` and
+``@all`` flows (`flows`, `element_flows`), where their values show
+(`deliveries`) and what each command reads and writes (`command_keys`).
+"""

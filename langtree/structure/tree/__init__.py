@@ -1,0 +1,7 @@
+"""Classes become nodes: the node tree, its registry and the texts of each class.
+
+`TreeNode` (`tree_node`), the tree built from the root task classes (`tree`,
+`registry`, `discovery`, `references`, `shapes`), and the docstrings and field
+descriptions with where they stand in the source (`texts`, `origins`,
+`unicode_texts`).
+"""
