@@ -15,7 +15,14 @@ import os
 from pathlib import Path
 
 from langtree.errors import LangTreeError
-from langtree.local_files import READ_FLAGS, read_at_most, special_kind
+from langtree.local_files import (
+    FileMissing,
+    FileTooLarge,
+    FileUnreadable,
+    NotAFile,
+    open_regular,
+    read_at_most,
+)
 from langtree.runtime.page.journal_run import journal_run
 from langtree.runtime.page.render import page_html
 from langtree.runtime.page.saved import RUN_HINT, SavedRun, saved_run
@@ -85,28 +92,18 @@ def _opened(path: Path, max_bytes: int) -> int:
     Raises:
         LangTreeError: It is not, or it cannot be opened.
     """
-    try:
-        descriptor = os.open(path, READ_FLAGS)
-    except FileNotFoundError:
-        raise LangTreeError(f"No such file: {str(path)!r}\n  hint: {RUN_HINT}") from None
-    except IsADirectoryError:
-        raise _not_a_file(path, "a folder") from None
-    except OSError as error:
-        raise _unreadable(path, error) from None
-    try:
-        status = os.fstat(descriptor)
-        kind = special_kind(status.st_mode)
-        if kind is not None:
+    opened = open_regular(path, max_bytes)
+    match opened:
+        case int():
+            return opened
+        case FileMissing():
+            raise LangTreeError(f"No such file: {str(path)!r}\n  hint: {RUN_HINT}")
+        case NotAFile(kind=kind):
             raise _not_a_file(path, kind)
-        if status.st_size > max_bytes:
-            raise _too_large(path, max_bytes, status.st_size)
-    except OSError as error:
-        os.close(descriptor)
-        raise _unreadable(path, error) from None
-    except LangTreeError:
-        os.close(descriptor)
-        raise
-    return descriptor
+        case FileTooLarge(size=size):
+            raise _too_large(path, max_bytes, size)
+        case FileUnreadable(error=error):
+            raise _unreadable(path, error)
 
 
 def _not_a_file(path: Path, kind: str) -> LangTreeError:
