@@ -381,8 +381,9 @@ def test_settings_that_runstructure_refuses_are_each_reported_with_status_2(
 SPEC_ERRORS = {
     "missing": (
         "{tmp}/missing.json",
-        "langtree: error: Cannot read --config settings from '{tmp}/missing.json': [Errno 2] No "
-        "such file or directory: '{tmp}/missing.json'\n",
+        "langtree: error: Cannot read --config settings from '{tmp}/missing.json': there is no "
+        "such file\n"
+        "  hint: check the path (a relative one starts from the working folder)\n",
     ),
     "not-json": (
         "{tmp}/broken.json",

@@ -53,7 +53,12 @@ def read_config(spec: str | None) -> ConfigInput:
 
 
 def _file_config(path: Path) -> Mapping[str, object]:
-    values = json_object(path, "--config settings", f"write the settings by name, e.g. {EXAMPLE}")
+    values = json_object(
+        path,
+        "--config settings",
+        f"write the settings by name, e.g. {EXAMPLE}",
+        large_hint="give --config the file of the settings, which take a few lines",
+    )
     return {str(key): value for key, value in values.items()}
 
 

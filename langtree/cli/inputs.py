@@ -1,4 +1,9 @@
-"""Reading a run's inputs (``--input``) and external variables (``--var``)."""
+"""Reading a run's inputs (``--input``) and external variables (``--var``).
+
+A file a user names is read as `langtree.local_files` reads one: only a regular file
+(a folder, a named pipe or a device is refused without waiting), and only up to
+`MAX_INPUT_BYTES`.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,34 @@ from pathlib import Path
 from langtree.api import RunStructure
 from langtree.dsl.hints import suggest
 from langtree.errors import LangTreeError
+from langtree.local_files import (
+    FileMissing,
+    FileRefusal,
+    FileTooLarge,
+    FileUnreadable,
+    NotAFile,
+    read_regular,
+)
 from langtree.structure.tree.tree import NodeField, task_tag
 from langtree.structure.types.annotations import render_type
 
 MAX_INPUT_DEPTH = 100
 """The most levels of objects and arrays ``--input`` may nest (deeper values would exhaust
 Python's recursion limit in the libraries that copy and serialise them)."""
+
+MAX_INPUT_BYTES = 100 * 1024 * 1024
+"""The largest ``--input`` or ``--config`` JSON file, and the longest line of a dataset,
+read: 100 MiB, as for the runs ``langtree show`` reads. No model takes as much in one
+request, so a larger file is a wrong path, or content that belongs in an asset's file."""
+
+MAX_INPUT_MIB = MAX_INPUT_BYTES // (1024 * 1024)
+"""`MAX_INPUT_BYTES` in MiB, for the messages."""
+
+LARGE_INPUTS_HINT = (
+    "give large content as an Asset's path (read from asset_folders), not inline: no model "
+    f"takes {MAX_INPUT_MIB} MiB in one request"
+)
+"""How to fix inputs (a file or a row) larger than `MAX_INPUT_BYTES`."""
 
 TOO_DEEP = (
     f"its values are nested more than {MAX_INPUT_DEPTH} levels deep\n"
@@ -94,35 +121,83 @@ def _inputs_hint(structure: RunStructure, task_name: str) -> str:
     return f'write the values by task, e.g. {{"{names[0]}": {{"field": "value"}}}}'
 
 
-def json_object(path: Path, subject: str, hint: str) -> dict[object, object]:
+def json_object(
+    path: Path, subject: str, hint: str, *, large_hint: str = LARGE_INPUTS_HINT
+) -> dict[object, object]:
     """The JSON object ``path`` holds (UTF-8, with or without a byte order mark).
 
     Args:
         path: The file.
         subject: What the file holds, for the messages (``"inputs"``).
         hint: How to write the object, for a file that holds something else.
+        large_hint: How to fix a file larger than `MAX_INPUT_BYTES`.
 
     Raises:
-        LangTreeError: The file cannot be read, is not UTF-8 JSON, nests values more than
+        LangTreeError: The file is missing, is not a regular file, holds more than
+            `MAX_INPUT_BYTES`, cannot be read, is not UTF-8 JSON, nests values more than
             ``MAX_INPUT_DEPTH`` levels deep, or holds something other than an object.
     """
     cannot = f"Cannot read {subject} from {str(path)!r}"
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise LangTreeError(f"{cannot}: {error}") from None
-    except UnicodeDecodeError as error:
-        raise LangTreeError(
-            f"{cannot}: it is not UTF-8 text (byte {error.object[error.start]:#04x} at "
-            f"position {error.start})\n  hint: save the file as UTF-8"
-        ) from None
-    values = json_value(text, cannot)
+    data = read_regular(path, MAX_INPUT_BYTES)
+    if not isinstance(data, bytes):
+        raise LangTreeError(f"{cannot}: {refusal_text(data, subject, large_hint=large_hint)}")
+    values = json_value(utf8_text(data, cannot), cannot)
     if not isinstance(values, dict):
         raise LangTreeError(
             f"{subject[:1].upper()}{subject[1:]} in {str(path)!r} must be a JSON object, "
             f"not {_json_kind(values)}\n  hint: {hint}"
         )
     return values
+
+
+def refusal_text(refusal: FileRefusal, subject: str, *, large_hint: str = LARGE_INPUTS_HINT) -> str:
+    """Why a file of ``subject`` (``"inputs"``) is not read, and the hint, to follow
+    ``Cannot read inputs from 'path': ``."""
+    match refusal:
+        case FileMissing():
+            return (
+                "there is no such file\n"
+                "  hint: check the path (a relative one starts from the working folder)"
+            )
+        case NotAFile(kind="a folder"):
+            return (
+                "it is a folder, not a file\n"
+                "  hint: give the path of a file in it, not of the folder"
+            )
+        case NotAFile(kind=kind):
+            return (
+                f"it is {kind}, not a file\n  hint: save the {subject} to a file and give its "
+                "path: langtree reads them only from a regular file (a pipe or a device may "
+                "block or never end)"
+            )
+        case FileTooLarge(size=None):
+            return (
+                f"it holds more than the {MAX_INPUT_BYTES:,} bytes ({MAX_INPUT_MIB} MiB) that "
+                f"langtree reads\n  hint: {large_hint}"
+            )
+        case FileTooLarge(size=size):
+            return (
+                f"it holds {size:,} bytes, more than the {MAX_INPUT_BYTES:,} ({MAX_INPUT_MIB} "
+                f"MiB) that langtree reads\n  hint: {large_hint}"
+            )
+        case FileUnreadable(error=error):
+            return f"{error.strerror or error}\n  hint: check that this process may read the file"
+
+
+def utf8_text(data: bytes, cannot: str, *, first: bool = True) -> str:
+    """The text of UTF-8 ``data``, without the byte order mark that may begin a file
+    (``first``: the data begins the file).
+
+    Raises:
+        LangTreeError: ``cannot: why``: the data is not UTF-8.
+    """
+    try:
+        return data.decode("utf-8-sig" if first else "utf-8")
+    except UnicodeDecodeError as error:
+        raise LangTreeError(
+            f"{cannot}: it is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start})\n  hint: save the file as UTF-8"
+        ) from None
 
 
 def json_value(text: str, cannot: str) -> object:

@@ -1,0 +1,133 @@
+"""The files a command reads because a user named them (``--input FILE.json``, ``--config
+FILE.json``, ``--input rows.jsonl``): only a regular file, opened without waiting, and
+read up to a bound; anything else is refused with what it is and how to fix it."""
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from langtree.cli import main
+from langtree.cli.inputs import MAX_INPUT_BYTES
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+REVIEWS = EXAMPLES / "review_rating.py"
+LIMIT = 100 * 1024 * 1024
+"""The largest inputs or settings file, and the longest row, that a command reads."""
+
+SPECIAL_HINT = (
+    "  hint: save the {subject} to a file and give its path: langtree reads them only from "
+    "a regular file (a pipe or a device may block or never end)\n"
+)
+MISSING_HINT = "  hint: check the path (a relative one starts from the working folder)\n"
+FOLDER_HINT = "  hint: give the path of a file in it, not of the folder\n"
+LARGE_INPUTS_HINT = (
+    "  hint: give large content as an Asset's path (read from asset_folders), not inline: "
+    "no model takes 100 MiB in one request\n"
+)
+LARGE_CONFIG_HINT = "  hint: give --config the file of the settings, which take a few lines\n"
+
+
+def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """The exit status, standard output and standard error of ``langtree argv...``."""
+    status = main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def pipe(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def device(path: Path) -> Path:
+    """``/dev/zero`` under ``path``'s name (a ``.json`` or ``.jsonl`` suffix): it never
+    ends."""
+    path.symlink_to("/dev/zero")
+    return path
+
+
+def larger_than_the_limit(path: Path) -> Path:
+    """A file one byte past the limit, sparse: it takes no room on the disk."""
+    path.touch()
+    os.truncate(path, LIMIT + 1)
+    return path
+
+
+NOT_READ = {
+    "missing": (lambda path: path, "there is no such file\n" + MISSING_HINT),
+    "folder": (folder, "it is a folder, not a file\n" + FOLDER_HINT),
+    "named-pipe": (pipe, "it is a named pipe, not a file\n" + SPECIAL_HINT),
+    "device": (device, "it is a character device, not a file\n" + SPECIAL_HINT),
+    "too-large": (
+        larger_than_the_limit,
+        f"it holds {LIMIT + 1:,} bytes, more than the {LIMIT:,} (100 MiB) that langtree "
+        "reads\n{large}",
+    ),
+}
+
+COMMANDS = [
+    pytest.param(["graph", REVIEWS], id="graph"),
+    pytest.param(["prompts", f"{REVIEWS}:TaskRateReview"], id="prompts"),
+    pytest.param(["run", f"{REVIEWS}:TaskRateReview", "--model", "fake"], id="run"),
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(("make", "why"), NOT_READ.values(), ids=NOT_READ)
+def test_an_input_file_that_is_not_a_regular_file_within_the_limit_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: list[object],
+    make: Callable[[Path], Path],
+    why: str,
+) -> None:
+    path = make(tmp_path / "inputs.json")
+
+    status, out, err = shown(capsys, *command, "--input", path)
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: Cannot read inputs from {str(path)!r}: " + why.format(
+        subject="inputs", large=LARGE_INPUTS_HINT
+    )
+
+
+def test_dev_zero_named_as_it_is_is_refused_as_an_input_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = shown(capsys, "prompts", REVIEWS, "--input", "/dev/zero")
+
+    assert (status, out) == (2, "")
+    assert err == (
+        "langtree: error: Cannot read inputs from '/dev/zero': it is a character device, not "
+        "a file\n" + SPECIAL_HINT.format(subject="inputs")
+    )
+
+
+@pytest.mark.parametrize("command", ["check", "prompts"])
+@pytest.mark.parametrize(("make", "why"), NOT_READ.values(), ids=NOT_READ)
+def test_a_config_file_that_is_not_a_regular_file_within_the_limit_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: str,
+    make: Callable[[Path], Path],
+    why: str,
+) -> None:
+    path = make(tmp_path / "settings.json")
+
+    status, out, err = shown(capsys, command, REVIEWS, "--config", path)
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: Cannot read --config settings from {str(path)!r}: " + (
+        why.format(subject="--config settings", large=LARGE_CONFIG_HINT)
+    )
+
+
+def test_the_limit_is_100_mib() -> None:
+    assert MAX_INPUT_BYTES == LIMIT
