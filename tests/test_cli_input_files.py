@@ -2,6 +2,7 @@
 FILE.json``, ``--input rows.jsonl``): only a regular file, opened without waiting, and
 read up to a bound; anything else is refused with what it is and how to fix it."""
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -127,6 +128,114 @@ def test_a_config_file_that_is_not_a_regular_file_within_the_limit_is_refused(
     assert err == f"langtree: error: Cannot read --config settings from {str(path)!r}: " + (
         why.format(subject="--config settings", large=LARGE_CONFIG_HINT)
     )
+
+
+ROWS_NOT_READ = {name: NOT_READ[name] for name in ("missing", "folder", "named-pipe", "device")}
+
+
+@pytest.mark.parametrize(("make", "why"), ROWS_NOT_READ.values(), ids=ROWS_NOT_READ)
+def test_a_dataset_that_is_not_a_regular_file_is_refused_before_any_call(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make: Callable[[Path], Path],
+    why: str,
+) -> None:
+    path = make(tmp_path / "rows.jsonl")
+    output = tmp_path / "results.jsonl"
+
+    status, out, err = shown(
+        capsys,
+        "run",
+        f"{REVIEWS}:TaskRateReview",
+        "--input",
+        path,
+        "--output",
+        output,
+        "--model",
+        "fake",
+    )
+
+    assert (status, out) == (2, "")
+    assert err == f"langtree: error: Cannot read rows from {str(path)!r}: " + why.format(
+        subject="rows"
+    )
+    assert not output.exists()
+
+
+def test_a_dataset_line_longer_than_the_limit_is_refused_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    first = json.dumps({"review": "It works well."}) + "\n"
+    path.write_text(first)
+    os.truncate(path, len(first) + LIMIT + 1)  # a second line of zero bytes, no newline
+    output = tmp_path / "results.jsonl"
+
+    status, out, err = shown(
+        capsys,
+        "run",
+        f"{REVIEWS}:TaskRateReview",
+        "--input",
+        path,
+        "--output",
+        output,
+        "--model",
+        "fake",
+    )
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: Cannot read the row at {str(path)!r}, line 2: it holds more than "
+        f"the {LIMIT:,} bytes (100 MiB) that a row may hold\n" + LARGE_INPUTS_HINT
+    )
+    assert not output.exists()
+
+
+def test_a_dataset_line_that_is_not_utf8_is_refused_with_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"review": "fine"}\n' + '{"review": "Gr\u00fcn"}\n'.encode("latin-1"))
+
+    status, out, err = shown(
+        capsys, "run", f"{REVIEWS}:TaskRateReview", "--input", path, "--model", "fake"
+    )
+
+    assert (status, out) == (2, "")
+    assert err == (
+        f"langtree: error: Cannot read the row at {str(path)!r}, line 2: it is not UTF-8 text "
+        "(byte 0xfc at position 14)\n"
+        "  hint: save the file as UTF-8\n"
+    )
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_dataset_with_a_byte_order_mark_and_either_line_ending_runs_every_row(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, newline: str
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [json.dumps({"review": f"Review {row}: it works well."}) for row in range(3)]
+    path.write_bytes(("\ufeff" + newline.join(rows)).encode("utf-8"))  # no final newline
+    output = tmp_path / "results.jsonl"
+
+    status, out, _ = shown(
+        capsys,
+        "run",
+        f"{REVIEWS}:TaskRateReview",
+        "--input",
+        path,
+        "--output",
+        output,
+        "--model",
+        "fake",
+    )
+
+    assert (status, out) == (0, "")
+    written = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [line["row"] for line in written] == [0, 1, 2]
+    assert [line["output"]["review"] for line in written] == [
+        f"Review {row}: it works well." for row in range(3)
+    ]
 
 
 def test_the_limit_is_100_mib() -> None:

@@ -13,24 +13,40 @@ line that a run stopped mid-write left cut off is dropped (standard error says s
 its row runs again. An output that refuses a result (a full disk) stops the run: the
 part of the line written is cut back, and the error says how many rows' results the file
 holds; running the same command once there is room resumes it.
+
+The input is opened once, only when it is a regular file (a named pipe or a device is
+refused without waiting: the file is read twice, to count and check the rows, then to run
+them), and each line is read up to `MAX_INPUT_BYTES`, so that a file without newlines
+cannot fill the memory; the file as a whole is not bounded, since it is read a line at a
+time. As JSON Lines says, a line ends at ``\\n`` (``\\r\\n`` too: JSON takes ``\\r`` for space).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
 
 from langtree.api import RunStructure
 from langtree.cli.hints import error_text
-from langtree.cli.inputs import json_value
+from langtree.cli.inputs import (
+    LARGE_INPUTS_HINT,
+    MAX_INPUT_BYTES,
+    MAX_INPUT_MIB,
+    json_value,
+    refusal_text,
+    utf8_text,
+)
 from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.cli.rows_progress import RowsProgress
 from langtree.errors import LangTreeError
+from langtree.local_files import open_regular
 from langtree.runtime.datasets.dataset import RowResult, listed_positions
 from langtree.runtime.durable.journal import JournalWriteError
 from langtree.runtime.faults.failure import RunLimitError
@@ -72,15 +88,33 @@ def run_rows(structure: RunStructure, run: RowsRun) -> int:
     """Run every row not yet in the output; the exit status (1 if a row failed).
 
     Raises:
-        LangTreeError: A line of the input is not a JSON object, or the output cannot
+        LangTreeError: The input is not a regular file or cannot be read, a line of it
+            is longer than `MAX_INPUT_BYTES` or is not a JSON object, or the output cannot
             be read or written (before any model call).
     """
-    total = _count_rows(run.source)
+    with _opened(run.source) as source:
+        return _run_rows(structure, run, source)
+
+
+def _opened(path: Path) -> BufferedReader:
+    """The input, opened once it is known to be a regular file.
+
+    Raises:
+        LangTreeError: It is not, or it cannot be opened.
+    """
+    opened = open_regular(path)
+    if not isinstance(opened, int):
+        raise LangTreeError(f"Cannot read rows from {str(path)!r}: {refusal_text(opened, 'rows')}")
+    return os.fdopen(opened, "rb")
+
+
+def _run_rows(structure: RunStructure, run: RowsRun, source: BufferedReader) -> int:
+    total = _count_rows(run.source, source)
     written = _written_rows(run.output)
     _check_written(run, written, total)
     progress = RowsProgress(total=total, skipped=len(written), stream=sys.stderr)
     rows = structure.run_many(
-        _rows(run.source, run.task_name),
+        _rows(run.source, source, run.task_name),
         run.variables,
         ordered=run.ordered,
         skip=written,
@@ -149,32 +183,52 @@ def _check_written(run: RowsRun, written: frozenset[int], total: int) -> None:
         )
 
 
-def _rows(source: Path, task_name: str) -> Iterator[dict[object, object]]:
+def _rows(path: Path, source: BufferedReader, task_name: str) -> Iterator[dict[object, object]]:
     """The rows as inputs by task, read one line at a time."""
     tag = task_tag(task_name) if task_name else ""
-    with source.open(encoding="utf-8-sig") as lines:
-        for line in lines:
-            if line.strip():
-                values = json.loads(line)
-                yield {tag: values} if tag else values
+    for _, line in _lines(path, source):
+        if line.strip():
+            values = json.loads(line)
+            yield {tag: values} if tag else values
 
 
-def _count_rows(source: Path) -> int:
+def _count_rows(path: Path, source: BufferedReader) -> int:
     """The number of rows, every line checked to be a JSON object first.
 
     Raises:
-        LangTreeError: The file cannot be read, or a line is not a JSON object.
+        LangTreeError: The file cannot be read, or a line is too long, not UTF-8 or not
+            a JSON object.
     """
     rows = 0
     try:
-        with source.open(encoding="utf-8-sig") as lines:
-            for number, line in enumerate(lines, start=1):
-                if line.strip():
-                    _check_row(source, number, line)
-                    rows += 1
-    except (OSError, UnicodeDecodeError) as error:
-        raise LangTreeError(f"Cannot read rows from {str(source)!r}: {error}") from None
+        for number, line in _lines(path, source):
+            if line.strip():
+                _check_row(path, number, line)
+                rows += 1
+    except OSError as error:
+        raise LangTreeError(f"Cannot read rows from {str(path)!r}: {error}") from None
     return rows
+
+
+def _lines(path: Path, source: BufferedReader) -> Iterator[tuple[int, str]]:
+    """The lines of the file from its start, numbered from 1, each read up to
+    `MAX_INPUT_BYTES` (its newline aside).
+
+    Raises:
+        LangTreeError: A line is longer, or is not UTF-8.
+    """
+    source.seek(0)
+    read = iter(lambda: source.readline(MAX_INPUT_BYTES + 1), b"")
+    for number, line in enumerate(read, start=1):
+        cannot = f"Cannot read the row at {str(path)!r}, line {number}"
+        # One byte past the limit, and no newline yet: the line goes on.
+        if len(line) > MAX_INPUT_BYTES and not line.endswith(b"\n"):
+            raise LangTreeError(
+                f"{cannot}: it holds more than the {MAX_INPUT_BYTES:,} bytes "
+                f"({MAX_INPUT_MIB} MiB) that a row may hold\n"
+                f"  hint: {LARGE_INPUTS_HINT}"
+            )
+        yield number, utf8_text(line, cannot, first=number == 1)
 
 
 def _check_row(source: Path, number: int, line: str) -> None:
