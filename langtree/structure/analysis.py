@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
 from langtree.structure.assets import check_assets
+from langtree.structure.call_commands.transform_targets import check_transform_targets
 from langtree.structure.command_keys import check_command_cycles
 from langtree.structure.config import Outline, StructureConfig
 from langtree.structure.deliveries import check_deliveries, prompted_fields
@@ -24,7 +25,6 @@ from langtree.structure.scopes import check_scopes
 from langtree.structure.settings import NodeSettings, compute_settings
 from langtree.structure.steps import StepDraft, draft_steps
 from langtree.structure.stray_commands import check_stray_commands
-from langtree.structure.transforms import check_transform_targets
 from langtree.structure.unicode_texts import check_unicode_texts
 from langtree.structure.value_types import check_value_types
 from langtree.structure.variables import AssemblyVariables
