@@ -11,6 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from langtree.errors import Diagnostic
+from langtree.structure.call_commands.transform_targets import check_transform_targets
 from langtree.structure.checks.scopes import check_scopes
 from langtree.structure.checks.stray_commands import check_stray_commands
 from langtree.structure.checks.whole_nodes import check_whole_nodes
@@ -20,7 +21,6 @@ from langtree.structure.commands.deliveries import check_deliveries, prompted_fi
 from langtree.structure.commands.flows import Flow, resolve_flows
 from langtree.structure.commands.placeholders import check_placeholders
 from langtree.structure.commands.settings import NodeSettings, compute_settings
-from langtree.structure.commands.transforms import check_transform_targets
 from langtree.structure.commands.variables import AssemblyVariables
 from langtree.structure.config import Outline, StructureConfig
 from langtree.structure.planning.known import KnownFields, known_fields

@@ -7,7 +7,8 @@ Model inheritance: a node uses its own ``llm(...)``, else its parent's model; an
 ``resample`` in a field's description applies to that field's step; in a class's
 docstring, also to the step of a node field of the class that is generated whole
 (`NodeSettings.declared`). A ``transform(...)`` in a field's description makes the field
-a transform (`langtree.structure.commands.transforms`).
+a transform (`langtree.structure.commands.transforms`). Each command is known by its kind
+(`langtree.structure.call_commands`), which also says where it may stand.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import Enum
 
-from langtree.dsl.builtins import BUILTIN_COMMANDS
 from langtree.dsl.commands import (
     AggregationFunction,
     ExecutionCommand,
@@ -28,20 +28,28 @@ from langtree.dsl.commands import (
 )
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
+from langtree.structure.call_commands import (
+    COMMAND_KINDS,
+    LLM,
+    RESAMPLE,
+    CommandKind,
+    FieldCall,
+    calls,
+    check_placement,
+    kind_of,
+    without_effect,
+)
 from langtree.structure.commands.context import ContextPath, declared_context, fields_hint
-from langtree.structure.commands.transforms import Transform, field_transform, misplaced_transforms
+from langtree.structure.commands.transforms import Transform
 from langtree.structure.commands.variables import AssemblyVariables, Definition
 from langtree.structure.tree.registry import NodeRegistry
-from langtree.structure.tree.tree import Node, NodeCommand
+from langtree.structure.tree.tree import Node, NodeCommand, NodeField
 from langtree.structure.tree.tree_node import display_name
 from langtree.structure.types.annotations import render_type
 
 __all__ = ["ModelChoice", "NodeSettings", "compute_settings"]
 
 _NUMERIC_AGGREGATIONS = frozenset({"mean", "median", "sum", "min", "max"})
-_STEP_COMMANDS = ("llm", "resample")
-"""The commands that shape the step generating a node, and so give a node field a step of
-its own where its class declares them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,9 +74,10 @@ class NodeSettings:
         field_transforms: The fields computed by ``transform(...)``, with their transforms.
         context: The entries ``@context[...]`` declares for the context of the node's
             steps, in order (``None``: every known value of the node).
-        declared: The execution commands the class's docstring holds among ``llm`` and
-            ``resample``: a node field of this class that a step would generate whole
-            gets a step of its own with them (see `langtree.structure.planning.steps`).
+        declared: The kinds of the commands the class's docstring holds that shape the
+            model step (``llm``, ``resample``): a node field of this class that a step
+            would generate whole gets a step of its own with them (see
+            `langtree.structure.planning.steps`).
     """
 
     modifier: Modifier
@@ -79,7 +88,7 @@ class NodeSettings:
     aggregations: dict[str, AggregationFunction] = field(default_factory=dict)
     field_transforms: dict[str, Transform] = field(default_factory=dict)
     context: tuple[ContextPath, ...] | None = None
-    declared: frozenset[str] = frozenset()
+    declared: frozenset[CommandKind] = frozenset()
 
 
 def compute_settings(
@@ -115,7 +124,8 @@ class _SettingsBuilder:
     def settle(self, node: Node) -> None:
         parent = self.settings.get(node.parent) if node.parent else None
         inherited_override = self.overrides.get(node.parent) if node.parent else None
-        own_model = self._single_call(node.commands, "llm")
+        self.diagnostics += check_placement(node)
+        own_model = _first_call(node.commands, LLM)
         choice = self._model_choice(own_model, node) if own_model else None
         self.overrides[node.tag] = inherited_override or (
             choice.key if choice and choice.override else None
@@ -134,9 +144,12 @@ class _SettingsBuilder:
             aggregations=self._aggregations(node, resample > 1, field_resample),
             field_transforms=self._field_transforms(node),
             context=context,
-            declared=frozenset(name for name in _STEP_COMMANDS if _calls(node.commands, name)),
+            declared=frozenset(
+                kind
+                for kind in COMMAND_KINDS.values()
+                if kind.shapes_step and calls(node.commands, kind)
+            ),
         )
-        self._check_inputs(node)
 
     # -- modifier -----------------------------------------------------------------------
 
@@ -167,25 +180,15 @@ class _SettingsBuilder:
 
     # -- execution commands ---------------------------------------------------------------
 
-    def _single_call(self, commands: tuple[NodeCommand, ...], name: str) -> NodeCommand | None:
-        calls = _calls(commands, name)
-        for extra in calls[1:]:
-            self.diagnostics.append(
-                extra.diagnostic(
-                    f"More than one {name}() in the same text", hint=f"keep one {name}()"
-                )
-            )
-        return calls[0] if calls else None
-
     def _arguments(self, node_command: NodeCommand, node: Node) -> dict[str, Value] | None:
         """The call's arguments by parameter, variables resolved and checked."""
         command = node_command.command
         assert isinstance(command, ExecutionCommand)
-        signature = BUILTIN_COMMANDS[command.command_name]
-        bound = signature.bind(command.arguments, command.named_arguments)
+        kind = kind_of(command)
+        bound = kind.signature.bind(command.arguments, command.named_arguments)
         assert isinstance(bound, dict), "the parser checked the call"
         resolved: dict[str, Value] = {}
-        for parameter in signature.parameters:
+        for parameter in kind.signature.parameters:
             argument = bound[parameter.name]
             value = self.variables.resolve(node.tag, argument)
             if value is None:
@@ -193,7 +196,7 @@ class _SettingsBuilder:
                 self.diagnostics.append(_unknown_variable(node_command, argument.name, node))
                 return None
             literal = value.value if isinstance(value, Definition) else value
-            problem = parameter.check(command.command_name, literal)
+            problem = parameter.check(kind.name, literal)
             if problem is not None:
                 message, hint = _from_variable(problem, value)
                 self.diagnostics.append(node_command.diagnostic(message, hint=hint))
@@ -216,7 +219,7 @@ class _SettingsBuilder:
         return ModelChoice(key=key, override=bool(override))
 
     def _resample(self, commands: tuple[NodeCommand, ...], node: Node) -> int | None:
-        call = self._single_call(commands, "resample")
+        call = _first_call(commands, RESAMPLE)
         arguments = self._arguments(call, node) if call else None
         if arguments is None:
             return None
@@ -227,7 +230,7 @@ class _SettingsBuilder:
     def _field_models(self, node: Node, inherited_override: str | None) -> dict[str, str]:
         models = {}
         for node_field in node.fields:
-            call = self._single_call(node_field.commands, "llm")
+            call = _first_call(node_field.commands, LLM)
             choice = self._model_choice(call, node) if call else None
             if choice is not None:
                 models[node_field.name] = inherited_override or choice.key
@@ -241,49 +244,40 @@ class _SettingsBuilder:
                 counts[node_field.name] = count
         return counts
 
-    def _check_inputs(self, node: Node) -> None:
-        """``input()`` stands in a field's description, with nothing that generates it."""
-        name = display_name(node.node_class)
-        misplaced = self._single_call(node.commands, "input")
-        if misplaced is not None:
-            self.diagnostics.append(
-                misplaced.diagnostic(
-                    "input() marks a field as given by the caller: it belongs in a field's "
-                    f"description, not in the docstring of {name!r}",
-                    hint="move it to the description of the field the caller gives",
-                )
-            )
-        for node_field in node.fields:
-            if self._single_call(node_field.commands, "input") is None:
-                continue
-            for other in ("transform", "llm", "resample"):
-                call = self._single_call(node_field.commands, other)
-                if call is not None:
-                    self.diagnostics.append(
-                        call.diagnostic(
-                            f"'{name}.{node_field.name}' is an input (input()), which no step "
-                            f"generates, so {other}() has no effect on it",
-                            hint=f"remove {other}(...), or remove input() to have the field "
-                            "generated",
-                        )
-                    )
-
     def _field_transforms(self, node: Node) -> dict[str, Transform]:
-        self.diagnostics += misplaced_transforms(node)
+        """The fields that a command computes (``transform(...)``), with how."""
         transforms = {}
-        for node_field in node.fields:
-            call = self._single_call(node_field.commands, "transform")
-            arguments = self._arguments(call, node) if call else None
-            if call is None or arguments is None:
-                continue
-            expression = arguments["expression"]
-            assert isinstance(expression, str)
-            found = field_transform(self.registry, node, node_field, call, expression)
-            if isinstance(found, Transform):
-                transforms[node_field.name] = found
-            else:
-                self.diagnostics += found
+        for kind in COMMAND_KINDS.values():
+            for node_field in node.fields:
+                found = self._computed(kind, node, node_field)
+                if isinstance(found, Transform):
+                    transforms[node_field.name] = found
+                elif found is not None:
+                    self.diagnostics += found
         return transforms
+
+    def _computed(
+        self, kind: CommandKind, node: Node, node_field: NodeField
+    ) -> Transform | list[Diagnostic] | None:
+        """How the field's command of ``kind`` computes it (``None``: it does not)."""
+        call = _first_call(node_field.commands, kind) if kind.computes is not None else None
+        arguments = self._arguments(call, node) if call is not None else None
+        if kind.computes is None or call is None or arguments is None:
+            return None
+        found = kind.computes(
+            FieldCall(
+                registry=self.registry,
+                node=node,
+                node_field=node_field,
+                call=call,
+                arguments=arguments,
+            )
+        )
+        # A command beside it that it leaves without effect (check_placement() reports it)
+        # keeps the field from being computed: the structure does not validate anyway.
+        if isinstance(found, Transform) and without_effect(kind, node, node_field):
+            return []
+        return found
 
     # -- @resampled -----------------------------------------------------------------------
 
@@ -349,13 +343,11 @@ class _SettingsBuilder:
         return True
 
 
-def _calls(commands: tuple[NodeCommand, ...], name: str) -> list[NodeCommand]:
-    """The calls of the execution command ``name`` among ``commands``."""
-    return [
-        c
-        for c in commands
-        if isinstance(c.command, ExecutionCommand) and c.command.command_name == name
-    ]
+def _first_call(commands: tuple[NodeCommand, ...], kind: CommandKind) -> NodeCommand | None:
+    """The first call of ``kind`` among ``commands`` (`check_placement()` reports the
+    others)."""
+    found = calls(commands, kind)
+    return found[0] if found else None
 
 
 def _non_numeric(enum: type[Enum]) -> list[str]:

@@ -19,7 +19,6 @@ is known, and converts the value to the field's annotation like a ``value`` mapp
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from jinja2 import StrictUndefined, TemplateError, nodes
@@ -27,11 +26,8 @@ from jinja2.environment import TemplateExpression
 from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from langtree.dsl.commands import ExecutionCommand
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
-from langtree.structure.commands.flows import Flow
-from langtree.structure.planning.known import field_holder
 from langtree.structure.tree.registry import FieldKey, NodeRegistry
 from langtree.structure.tree.tree import Node, NodeCommand, NodeField
 from langtree.structure.tree.tree_node import display_name
@@ -39,10 +35,8 @@ from langtree.structure.tree.tree_node import display_name
 __all__ = [
     "ENVIRONMENT",
     "Transform",
-    "check_transform_targets",
     "compiled",
     "field_transform",
-    "misplaced_transforms",
 ]
 
 _EXAMPLE = "transform(\"items | map(attribute='id') | list\")"
@@ -120,18 +114,9 @@ def field_transform(
 
 
 def _beside(node_field: NodeField, call: NodeCommand, location: str) -> list[Diagnostic]:
-    """What the field's text or declaration holds that a transform cannot go with."""
-    problems = [
-        other.diagnostic(
-            f"{location!r} is computed by transform() without a model call, so "
-            f"{other.command.command_name}() has no effect on it",
-            hint=f"remove {other.command.command_name}(...), or remove transform() to have a "
-            "model generate the field",
-        )
-        for other in node_field.commands
-        if isinstance(other.command, ExecutionCommand)
-        and other.command.command_name in {"llm", "resample"}
-    ]
+    """What the field's declaration holds that a transform cannot go with (the commands
+    beside it are `langtree.structure.call_commands.check_placement()`'s)."""
+    problems = []
     if node_field.has_known_default:
         problems.append(
             call.diagnostic(
@@ -193,40 +178,3 @@ def _readable_names(registry: NodeRegistry, node: Node, field_name: str) -> list
     """The field names a transform of ``node`` can read, nearest node first."""
     names = (f.name for holder in reversed(registry.path(node.tag)) for f in holder.fields)
     return [name for name in dict.fromkeys(names) if name != field_name]
-
-
-def misplaced_transforms(node: Node) -> list[Diagnostic]:
-    """An error for each ``transform()`` in the node's docstring."""
-    return [
-        call.diagnostic(
-            "transform() computes a field: it belongs in a field's description, not in the "
-            f"docstring of {display_name(node.node_class)!r}",
-            hint="move it to the description of the field it computes",
-        )
-        for call in node.commands
-        if isinstance(call.command, ExecutionCommand) and call.command.command_name == "transform"
-    ]
-
-
-def check_transform_targets(
-    registry: NodeRegistry, flows: Iterable[Flow], transforms: dict[FieldKey, Transform]
-) -> list[Diagnostic]:
-    """An error for each ``value`` mapping that writes a transform field."""
-    problems: list[Diagnostic] = []
-    for flow in flows:
-        for mapping_flow in flow.mappings:
-            target = mapping_flow.target
-            if mapping_flow.scope != "value" or target is None or target.field is None:
-                continue
-            key = FieldKey(field_holder(registry, target).tag, target.field.name)
-            transform = transforms.get(key)
-            if transform is not None:
-                problems.append(
-                    flow.command.diagnostic(
-                        f"This command writes {transform.location!r}, which its transform() "
-                        "computes",
-                        hint="remove the mapping, or remove transform() from "
-                        f"{transform.location!r} to let the mapping write it",
-                    )
-                )
-    return problems

@@ -21,6 +21,7 @@ from pydantic import PydanticUserError, ValidationError
 
 from langtree.dsl.commands import AllCommand, ExecutionCommand
 from langtree.errors import Diagnostic, StructureError
+from langtree.structure.call_commands import kind_of
 from langtree.structure.commands.assets import holds_asset
 from langtree.structure.commands.flows import Flow, MappingFlow
 from langtree.structure.tree.registry import NodeRegistry, ResolvedPath
@@ -105,8 +106,9 @@ def input_only(node_field: NodeField) -> bool:
     """Whether only the caller (or a command) may give the field its value: it holds
     assets, or its description says ``! input()``; no step ever generates it."""
     return holds_asset(node_field.annotation) or any(
-        isinstance(call.command, ExecutionCommand) and call.command.command_name == "input"
+        (source := kind_of(call.command).source) is not None and source.known_before_run
         for call in node_field.commands
+        if isinstance(call.command, ExecutionCommand)
     )
 
 

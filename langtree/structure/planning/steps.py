@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from langtree.dsl.commands import Modifier
+from langtree.structure.call_commands import LLM, RESAMPLE
 from langtree.structure.commands.settings import NodeSettings
 from langtree.structure.commands.transforms import Transform
 from langtree.structure.planning.known import KnownFields
@@ -213,9 +214,9 @@ def _field_draft(
     child = registry.child(node, name)
     declared = settings[child.tag] if child is not None else None
     model, resample = setting.model, setting.resample
-    if declared is not None and "llm" in declared.declared:
+    if declared is not None and LLM in declared.declared:
         model = declared.model
-    if declared is not None and "resample" in declared.declared:
+    if declared is not None and RESAMPLE in declared.declared:
         resample = declared.resample
     return StepDraft(
         id=step_id(node.tag, (name,)),
