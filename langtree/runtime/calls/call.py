@@ -51,9 +51,9 @@ from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
 from langtree.prompts.attachments import unsupported_assets, without_asset_bytes
+from langtree.prompts.json_form import add_instructions
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
-from langtree.runtime.calls.json_mode import add_instructions
 from langtree.runtime.calls.metadata import NODE_PATH_KEY
 from langtree.runtime.calls.methods import StructuredBinding
 from langtree.runtime.calls.refusals import as_refusal
