@@ -21,7 +21,6 @@ explicit stack, never by recursion, so classes may nest hundreds of levels deep.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,17 +33,13 @@ from langtree.prompts.values import render_value
 from langtree.structure.commands.assets import Asset
 from langtree.structure.commands.context import ContextPath
 from langtree.structure.commands.deliveries import EntryReaders
+from langtree.structure.commands.placeholders import PLACEHOLDER
 from langtree.structure.config import Outline, PromptShape
 from langtree.structure.tree.registry import FieldKey, NodeRegistry
 from langtree.structure.tree.tree import Node, NodeField, title_from_name
 
 __all__ = ["ContextEntry", "StepDocument", "assemble"]
 
-_TOKEN = re.compile(
-    r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})(\n\n)?"
-)
-"""``{{name}}`` (group 1), or ``{name}`` (group 2) and the blank line after it (group 3),
-which goes with a placeholder that is removed."""
 _SUBTREE = "PROMPT_SUBTREE"
 _CONTEXT = "COLLECTED_CONTEXT"
 _UNKNOWN = object()
@@ -55,15 +50,15 @@ _NO_READERS = EntryReaders()
 @functools.lru_cache(maxsize=4096)
 def _names(text: str) -> frozenset[str]:
     """The names of the ``{name}`` variables in ``text``."""
-    return frozenset(match.group(2) for match in _TOKEN.finditer(text) if match.group(2))
+    return frozenset(match["name"] for match in PLACEHOLDER.finditer(text) if match["name"])
 
 
 @functools.lru_cache(maxsize=4096)
 def _level_at(text: str, name: str, default: int) -> int:
     """The heading level of the section where the template variable ``name`` stands
     (cached, as `shift_headings()` is)."""
-    for match in _TOKEN.finditer(text):
-        if match.group(2) == name:
+    for match in PLACEHOLDER.finditer(text):
+        if match["name"] == name:
             return heading_level_before(text, match.start(), default)
     return default
 
@@ -143,20 +138,24 @@ class _Resolver:
         parts: list[str] = []
         pieces: list[str] = []
         position = 0
-        for match in _TOKEN.finditer(text):
+        for match in PLACEHOLDER.finditer(text):
             pieces.append(text[position : match.start()])
             position = match.end()
-            escaped, name, gap = match.groups()
+            escaped, name = match["escaped"], match["name"]
             if escaped is not None:
                 pieces.append("{" + escaped + "}")
-            elif name == _SUBTREE and not parts:
+                continue
+            # The blank line after a placeholder goes with it when it is removed.
+            gap = "\n\n" if text.startswith("\n\n", position) else ""
+            position += len(gap)
+            if name == _SUBTREE and not parts:
                 parts.append("".join(pieces))
-                pieces = [gap or ""]
+                pieces = [gap]
             elif name == _CONTEXT and context:
-                pieces += [context, gap or ""]
+                pieces += [context, gap]
                 context = ""
             elif name not in (_SUBTREE, _CONTEXT):
-                pieces += [self._value_text(name, chain), gap or ""]
+                pieces += [self._value_text(name, chain), gap]
         pieces.append(text[position:])
         return [*parts, "".join(pieces)]
 

@@ -27,7 +27,7 @@ from pydantic import AnyUrl, BaseModel, Field, Json, ValidationError, create_mod
 
 import langtree.testing
 from langtree.errors import ExecutionError
-from langtree.runtime.calls.json_mode import json_instructions
+from langtree.prompts.json_form import json_instructions
 from langtree.testing import FakeChatModel, FakeRequest, example_value
 from langtree.testing.patterns import example_match
 

@@ -51,19 +51,17 @@ from pydantic import BaseModel, ValidationError
 
 from langtree.errors import ExecutionError
 from langtree.prompts.attachments import unsupported_assets, without_asset_bytes
+from langtree.prompts.feedback import cut_off_error, feedback_message, problem_text
+from langtree.prompts.json_form import add_instructions
 from langtree.prompts.preview import StepPrompt
 from langtree.prompts.values import unicode_problem
-from langtree.runtime.calls.json_mode import add_instructions
 from langtree.runtime.calls.metadata import NODE_PATH_KEY
 from langtree.runtime.calls.methods import StructuredBinding
 from langtree.runtime.calls.refusals import as_refusal
 from langtree.runtime.calls.replies import (
-    CUT_OFF,
     Reading,
     answered_by,
-    feedback_message,
     finish_reason,
-    problem_text,
     raw_text,
     read_reply,
     reported_usage,
@@ -404,7 +402,7 @@ class StepCall:
             usage=usage,
             latency=latency,
             raw_output="",
-            error=f"- {CUT_OFF} ({type(error).__name__})" if cut_off else self._describe(error),
+            error=cut_off_error(error) if cut_off else self._describe(error),
             failure=self._classify(error),
             waited=waited,
             truncated=cut_off,
@@ -485,10 +483,7 @@ class StepCall:
                     return self.output.model_validate(parsed), None
                 except ValidationError as error:
                     problem = error
-        text = problem_text(problem)
-        if reading.truncated:
-            text = f"- {CUT_OFF}\n{text}"
-        return None, text
+        return None, problem_text(problem, cut_off=reading.truncated)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
-from langtree.runtime.calls.json_mode import asks_for_json
+from langtree.prompts.json_form import asks_for_json
 from langtree.runtime.calls.methods import Method
 
 __all__ = ["RequestedOutput", "StructuredChatModel", "chosen_tool", "requested_output"]

@@ -6,7 +6,7 @@ Three methods, named as LangChain names them:
   (``tool_choice`` names it); the answer is the tool call's arguments.
 - ``"json_schema"``: the provider's native structured output (``response_format`` with the
   schema; Ollama's ``format``); the answer is JSON text.
-- ``"json_mode"``: the form of the answer is in the prompt (`langtree.runtime.calls.json_mode`),
+- ``"json_mode"``: the form of the answer is in the prompt (`langtree.prompts.json_form`),
   and the provider's JSON mode is asked for when the model has one; the answer is JSON text.
 
 ``"auto"`` takes, for a chat model, the method its own ``with_structured_output``
@@ -55,7 +55,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_core.utils.uuid import uuid7
 
 from langtree.errors import ExecutionError
-from langtree.runtime.calls.json_mode import json_instructions
+from langtree.prompts.json_form import json_instructions
 
 __all__ = [
     "METHOD_CHOICES",

@@ -4,8 +4,8 @@ An answer is what the bound model returns (`langtree.runtime.calls.methods`): a 
 with a tool call (``"function_calling"``), a message whose text is JSON (``"json_schema"``,
 ``"json_mode"``; a fenced block is accepted), the ``{"raw", "parsed", "parsing_error"}``
 of a ``with_structured_output(..., include_raw=True)`` chain, or the text a user's own
-runnable returns. The problems found are sentences that go back to the model in a retry
-(`feedback_message()`) and into the trace.
+runnable returns. The problems found go back to the model in a retry and into the
+trace, in the words of `langtree.prompts.feedback`.
 """
 
 from __future__ import annotations
@@ -16,23 +16,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage
 from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
 from langchain_core.outputs import ChatGeneration
 from langchain_core.utils.json import parse_json_markdown
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from langtree.prompts.feedback import (
+    NO_OUTPUT,
+    invalid_tool_arguments,
+    no_tool_call,
+    not_a_message,
+    not_an_object,
+    not_json,
+    other_tools_called,
+)
 from langtree.runtime.calls.methods import StructuredBinding
-from langtree.structure.tree.tree import title_from_name
 
 __all__ = [
-    "CUT_OFF",
-    "TEXT_INSTEAD_OF_TOOL_CALL",
     "Reading",
     "answered_by",
-    "feedback_message",
     "finish_reason",
-    "problem_text",
     "raw_text",
     "read_reply",
     "reported_usage",
@@ -66,8 +70,8 @@ def read_reply(binding: StructuredBinding, reply: object) -> Reading:
         arguments, problem = _json_object(reply)
         return Reading(message=None, arguments=arguments, problem=problem, text=reply)
     if not isinstance(reply, AIMessage):
-        unusable = f"the model returned {type(reply).__name__!r}, not a message"
-        return Reading(message=None, arguments=None, problem=unusable, text=repr(reply))
+        problem = not_a_message(reply)
+        return Reading(message=None, arguments=None, problem=problem, text=repr(reply))
     return _read_message(binding, reply)
 
 
@@ -78,7 +82,7 @@ def _read_chain_output(binding: StructuredBinding, reply: Mapping[str, Any]) -> 
     message = raw if isinstance(raw, AIMessage) else None
     arguments, problem = reply.get("parsed"), reply.get("parsing_error")
     if arguments is None and problem is None and message is not None:
-        problem = _no_tool_call(message) if binding.tool_name else _NO_OUTPUT
+        problem = no_tool_call(message.text) if binding.tool_name else NO_OUTPUT
     truncated = message is not None and _truncated(message)
     return Reading(message=message, arguments=arguments, problem=problem, truncated=truncated)
 
@@ -91,7 +95,7 @@ def _read_message(binding: StructuredBinding, reply: AIMessage) -> Reading:
     elif isinstance(reply.additional_kwargs.get("parsed"), Mapping):
         arguments, problem = reply.additional_kwargs["parsed"], None
     elif binding.tool_name is not None:
-        arguments, problem = None, _no_tool_call(reply)
+        arguments, problem = None, no_tool_call(reply.text)
     elif reply.tool_calls and not reply.text.strip():
         # Some integrations answer a JSON method with a tool call of their own.
         arguments, problem = reply.tool_calls[0]["args"], None
@@ -127,29 +131,16 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
             return call["args"], None
     for invalid in reply.invalid_tool_calls:
         if invalid.get("name") in (name, None):
-            arguments = _excerpt(str(invalid.get("args") or ""))
-            return None, f"the tool call's arguments are not valid JSON: {arguments}"
+            return None, invalid_tool_arguments(str(invalid.get("args") or ""))
     if reply.tool_calls:
-        called = ", ".join(repr(call["name"]) for call in reply.tool_calls)
-        return None, f"the answer called {called}, not {name!r}"
+        return None, other_tools_called([call["name"] for call in reply.tool_calls], name)
     if "tool_calls" not in reply.additional_kwargs:
-        return None, _no_tool_call(reply)
+        return None, no_tool_call(reply.text)
     parser = JsonOutputKeyToolsParser(key_name=name, first_tool_only=True)
     try:
         return parser.parse_result([ChatGeneration(message=reply)]), None
     except OutputParserException as error:
         return None, error
-
-
-_NO_OUTPUT = "the answer held no structured output"
-TEXT_INSTEAD_OF_TOOL_CALL = "the answer held no tool call, only text"
-
-
-def _no_tool_call(reply: AIMessage) -> str:
-    text = reply.text.strip()
-    if not text:
-        return f"{_NO_OUTPUT} (no tool call)"
-    return f"{TEXT_INSTEAD_OF_TOOL_CALL}: {_excerpt(text)}"
 
 
 def _json_object(text: str) -> tuple[object, str | None]:
@@ -160,9 +151,9 @@ def _json_object(text: str) -> tuple[object, str | None]:
         try:
             value = parse_json_markdown(text, parser=json.loads)
         except (json.JSONDecodeError, ValueError):
-            return None, f"the answer is not a JSON object: {_excerpt(text)}"
+            return None, not_json(text)
     if not isinstance(value, dict):
-        return None, f"the answer is JSON but not an object: {_excerpt(text)}"
+        return None, not_an_object(text)
     return value, None
 
 
@@ -179,51 +170,6 @@ def finish_reason(message: AIMessage | None) -> str | None:
 def _truncated(message: AIMessage) -> bool:
     """Whether the provider says it stopped at the output limit."""
     return str(finish_reason(message)).lower() in ("length", "max_tokens")
-
-
-def _excerpt(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
-
-def feedback_message(
-    problem: str, fields: tuple[str, ...], instructions: str | None = None
-) -> HumanMessage:
-    """The human message a retry adds after an invalid answer; in JSON mode it repeats
-    the form the answer must have (``instructions``), which small models need close by.
-
-    Examples:
-        >>> print(feedback_message("- summary: Field required", ("summary",)).content)
-        Your previous answer could not be used:
-        - summary: Field required
-        <BLANKLINE>
-        Write Summary again, as structured output.
-        >>> print(feedback_message("- x", ("summary",), "Answer in this form: {}").content)
-        Your previous answer could not be used:
-        - x
-        <BLANKLINE>
-        Write Summary again. Answer in this form: {}
-    """
-    titles = ", ".join(title_from_name(name) for name in fields)
-    again = f"Write {titles} again, as structured output."
-    if instructions is not None:
-        again = f"Write {titles} again. {instructions}"
-    return HumanMessage(content=f"Your previous answer could not be used:\n{problem}\n\n{again}")
-
-
-CUT_OFF = "the answer was cut off at the model's output limit"
-
-
-def problem_text(error: object) -> str:
-    """Why an output was rejected, one line per validation error."""
-    if isinstance(error, ValidationError):
-        return "\n".join(
-            f"- {'.'.join(str(part) for part in detail['loc']) or '(answer)'}: {detail['msg']}"
-            for detail in error.errors(include_url=False)
-        )
-    if error is not None:
-        return f"- {error}"
-    return "- the answer held no structured output (no tool call)"
 
 
 def reported_usage(message: AIMessage | None) -> Mapping[str, object] | None:

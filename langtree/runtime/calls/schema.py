@@ -6,31 +6,27 @@ they are, so a node generated whole arrives as the user's own class, and the cla
 validates what the model sends; where a nested class has known fields, a subclass that
 leaves them out is used instead (see `langtree.runtime.engine.known_parts`).
 
-The model itself is shown `tool_schema()`, the class's JSON schema with every
-description cleaned: the docstrings and field descriptions of nested node classes lose
-their command lines (``! ...``) and ``{placeholders}``, which only LangTree resolves.
+The model itself is shown the class's JSON schema as `langtree.prompts.schema_text`
+writes it: the docstrings and field descriptions of nested node classes lose their
+command lines (``! ...``) and ``{placeholders}``, which only LangTree resolves.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 
-from langtree.dsl.extraction import extract_commands
-from langtree.errors import CommandParseError, StructureError
+from langtree.errors import StructureError
 from langtree.prompts.preview import PromptSetup
+from langtree.prompts.schema_text import tool_name, tool_schema
 from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.engine.known_parts import KnownParts
 from langtree.structure.planning.plan import PlanStep
 from langtree.structure.tree.tree import Node, node_diagnostic
-from langtree.structure.tree.tree_node import display_name
 
-__all__ = ["clean_description", "output_schema", "schema_tokens", "step_model", "tool_schema"]
-
-_NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
+__all__ = ["output_schema", "schema_tokens", "step_model"]
 
 
 def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> type[BaseModel]:
@@ -70,7 +66,7 @@ def step_model(node: Node, step: PlanStep, parts: KnownParts | None = None) -> t
         if metadata:
             annotation = Annotated[(annotation, *metadata)]
         definitions[name] = (annotation, Field(description=description))
-    class_name = _NOT_A_NAME.sub("_", f"{display_name(node.node_class)}_{'_'.join(step.fields)}")
+    class_name = tool_name(node.node_class, step.fields)
     # No docstring: it would be the tool's description, sent with every call, and the
     # class's name (the tool's) already says which node and fields it fills.
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
@@ -125,88 +121,3 @@ def schema_tokens(setup: PromptSetup) -> dict[str, PromptTokens]:
         text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
         counted[step.id] = PromptTokens(text, setup.model_names.get(step.model, step.model))
     return counted
-
-
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
-_LAYOUT_PLACEHOLDERS = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
-_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
-_NOT_SCHEMAS = frozenset({"default", "enum", "const", "examples"})
-
-
-def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema a model is shown for ``model``: every description cleaned, and no
-    titles but the schema's own (the tool's name).
-
-    Examples:
-        >>> from langtree import TreeNode
-        >>> class Part(TreeNode):
-        ...     \"\"\"
-        ...     ! @sequential
-        ...     One part of {topic}.
-        ...     \"\"\"
-        ...     text: str = Field(description="! resample(2)\\nThe text.")
-        >>> schema = tool_schema(Part)
-        >>> schema["properties"]["text"]["description"]
-        'The text.'
-        >>> schema["description"]
-        'One part of topic.'
-    """
-    schema = model.model_json_schema()
-    cleaned = _cleaned(schema)
-    assert isinstance(cleaned, dict)
-    # The top-level title names the tool; pydantic's other titles repeat each field's
-    # name in every call's input tokens (LangChain drops them the same way for classes).
-    cleaned["title"] = schema["title"]
-    return cleaned
-
-
-def clean_description(text: str) -> str:
-    """A docstring or description without command lines and placeholders.
-
-    Command lines go (``extract_commands(text).text``); a line holding only a
-    placeholder goes; ``{PROMPT_SUBTREE}``/``{COLLECTED_CONTEXT}`` go; any other
-    ``{name}`` becomes ``name``; ``{{``/``}}`` become ``{``/``}``.
-
-    Examples:
-        >>> clean_description("! resample(3)\\nRate {item}.\\n{COLLECTED_CONTEXT}")
-        'Rate item.'
-    """
-    try:
-        text = extract_commands(text).text
-    except CommandParseError:
-        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!"))
-    lines = []
-    for line in text.splitlines():
-        if _PLACEHOLDER.fullmatch(line.strip()) and line.strip() not in ("{{", "}}"):
-            continue
-        lines.append(_PLACEHOLDER.sub(_replacement, line).rstrip())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def _replacement(match: re.Match[str]) -> str:
-    name = match.group(1)
-    if name is None:
-        return match.group(0)[0]
-    return "" if name in _LAYOUT_PLACEHOLDERS else name
-
-
-def _cleaned(schema: object) -> object:
-    if isinstance(schema, list):
-        return [_cleaned(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    result: dict[str, object] = {}
-    for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            result[key] = {name: _cleaned(item) for name, item in value.items()}
-        elif key == "description" and isinstance(value, str):
-            text = clean_description(value)
-            if text:
-                result[key] = text
-        elif key in _NOT_SCHEMAS:
-            result[key] = value
-        elif key == "title" and isinstance(value, str):
-            continue
-        else:
-            result[key] = _cleaned(value)
-    return result

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from langtree.errors import ExecutionError
-from langtree.runtime.calls.replies import TEXT_INSTEAD_OF_TOOL_CALL
+from langtree.prompts.feedback import TEXT_INSTEAD_OF_TOOL_CALL
 from langtree.runtime.faults.faults import FailureKind
 from langtree.runtime.observe.result import TraceRecord
 from langtree.runtime.observe.usage import UsageFigure

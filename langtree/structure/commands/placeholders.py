@@ -22,6 +22,7 @@ from langtree.structure.tree.registry import NodeRegistry
 from langtree.structure.tree.tree import Node
 
 __all__ = [
+    "PLACEHOLDER",
     "TEMPLATE_VARIABLES",
     "Placeholder",
     "check_placeholders",
@@ -30,7 +31,14 @@ __all__ = [
     "placeholder_diagnostic",
 ]
 
-_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+PLACEHOLDER = re.compile(
+    r"\{\{(?P<escaped>[A-Za-z_][A-Za-z0-9_]*)\}\}"
+    r"|(?<!\{)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}(?!\})"
+)
+"""The one pattern of ``{name}``, which every stage that reads placeholders uses: a
+placeholder ``{name}`` (group ``name``), or ``{{name}}`` (group ``escaped``), the
+literal text ``{name}``. Any other brace is text: a JSON example, ``{a.b}``,
+``{{"a": 1}}``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,8 +60,9 @@ def find_placeholders(text: str) -> list[Placeholder]:
     found: list[Placeholder] = []
     for number, line in enumerate(text.split("\n"), start=1):
         found.extend(
-            Placeholder(name=match.group(1), line=number, column=match.start() + 1)
-            for match in _PLACEHOLDER.finditer(line)
+            Placeholder(name=match["name"], line=number, column=match.start() + 1)
+            for match in PLACEHOLDER.finditer(line)
+            if match["name"] is not None
         )
     return found
 

@@ -14,9 +14,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
+from langtree.prompts.schema_text import tool_schema
 from langtree.runtime import LLMProvider, RunResult
 from langtree.runtime.calls.methods import bind_structured
-from langtree.runtime.calls.schema import tool_schema
 from langtree.testing import FakeChatModel, offline_model
 from langtree.testing.fake_model import ResponderResult
 

@@ -17,8 +17,8 @@ from langchain_core.runnables import ConfigurableField, Runnable, RunnableLambda
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
+from langtree.prompts.json_form import add_instructions, asks_for_json, json_instructions
 from langtree.runtime import LLMProvider, MethodChoice, ModelConfig, RunResult
-from langtree.runtime.calls.json_mode import add_instructions, asks_for_json, json_instructions
 from langtree.runtime.calls.methods import (
     Method,
     StructuredBinding,

@@ -1,14 +1,13 @@
-"""The tool schema a model receives (DESIGN D11): no command lines, no placeholders."""
+"""The step's output class and the schema a model receives with each call (DESIGN D11)."""
 
 import json
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, Field, create_model
+from pydantic import Field, create_model
 
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider
-from langtree.runtime.calls.schema import clean_description, tool_schema
 from langtree.testing import FakeChatModel
 
 
@@ -30,58 +29,6 @@ class TaskOutline(TreeNode):
     """
 
     sections: list[Section] = Field(description="The sections.")
-
-
-def test_clean_description_drops_commands_and_placeholders() -> None:
-    text = "! resample(3)  # x\nRate {item} in {{curly}}.\n\n{COLLECTED_CONTEXT}\n! @sequential"
-
-    assert clean_description(text) == "Rate item in {curly}."
-
-
-def test_tool_schema_cleans_nested_descriptions_and_keeps_the_rest() -> None:
-    class Step(BaseModel):
-        sections: list[Section] = Field(description="The sections.")
-
-    schema = tool_schema(Step)
-
-    assert schema["$defs"]["Section"]["description"] == "One section, titled title."
-    assert schema["$defs"]["Section"]["properties"]["title"] == {
-        "description": "The title, in {braces} style.",
-        "type": "string",
-    }
-    assert schema["properties"]["sections"]["items"] == {"$ref": "#/$defs/Section"}
-
-
-def test_tool_schema_keeps_only_its_own_title_which_names_the_tool() -> None:
-    class Step(BaseModel):
-        title: str = Field(description="A field named title keeps its name.")
-        sections: list[Section] = Field(description="The sections.")
-
-    schema = tool_schema(Step)
-
-    assert schema == {
-        "$defs": {
-            "Section": {
-                "description": "One section, titled title.",
-                "properties": {
-                    "title": {"description": "The title, in {braces} style.", "type": "string"}
-                },
-                "required": ["title"],
-                "type": "object",
-            }
-        },
-        "properties": {
-            "title": {"description": "A field named title keeps its name.", "type": "string"},
-            "sections": {
-                "description": "The sections.",
-                "items": {"$ref": "#/$defs/Section"},
-                "type": "array",
-            },
-        },
-        "required": ["title", "sections"],
-        "title": "Step",
-        "type": "object",
-    }
 
 
 def test_the_model_gets_a_clean_schema_and_the_output_validates_as_the_users_class() -> None:
