@@ -27,6 +27,7 @@ from langtree.runtime.usage import UsageLimits
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_MAX_RETRIES",
+    "DICT_SETTINGS",
     "RUN_SETTING_KEYS",
     "RunOptions",
     "RunSettings",
@@ -92,7 +93,7 @@ class RunSettings:
         """
         problems: list[str] = []
         known = {key: value for key, value in values.items() if key in RUN_SETTING_KEYS}
-        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+        for key, kind in DICT_SETTINGS.items():
             if key in known:
                 converted, wrong = _converted(kind, known[key], key)
                 known[key] = converted
@@ -112,7 +113,7 @@ class RunSettings:
         if unknown:
             raise _settings_error([_unknown_setting(name) for name in unknown])
         given = {key: value for key, value in overrides.items() if value is not None}
-        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+        for key, kind in DICT_SETTINGS.items():
             if key in given:
                 converted, wrong = _converted(kind, given[key], key)
                 if wrong:
@@ -158,6 +159,13 @@ class RunSettings:
 
 RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSettings))
 
+DICT_SETTINGS: Mapping[str, type[RetryPolicy] | type[UsageLimits]] = {
+    "retry": RetryPolicy,
+    "usage_limits": UsageLimits,
+}
+"""The settings also given as a dict of their fields (``retry={"max_retries": 5}``),
+which a run's config and options convert."""
+
 
 def setting_problems(setting: str, value: object) -> list[str]:
     """What is wrong with ``value`` given for one run setting alone (for a caller that
@@ -187,8 +195,7 @@ def setting_problems(setting: str, value: object) -> list[str]:
 
 
 _HOLDERS: Mapping[str, Callable[..., RetryPolicy | UsageLimits | ResponseCache]] = {
-    "retry": RetryPolicy,
-    "usage_limits": UsageLimits,
+    **DICT_SETTINGS,
     # A cache's max_age is checked apart from its file.
     "cache": partial(ResponseCache, ""),
 }
