@@ -124,6 +124,14 @@ def test_options_document_every_setting_in_its_words() -> None:
     }
 
 
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_options_say_the_defaults_the_settings_hold(setting: str) -> None:
+    # "(default 16)": a figure the entry says as the setting holds it.
+    said = re.findall(r"\(default (\d+)\)", section(RunOptions.__doc__, "Attributes")[setting])
+
+    assert said in ([], [str(getattr(RunSettings(), setting))])
+
+
 # -- the command line ------------------------------------------------------------------
 
 
