@@ -62,11 +62,10 @@ class RunStructure(TreeStructure):
     Args:
         config: Settings as a dict (e.g. ``{"validation_strategy": "permissive",
             "default_modifier": "parallel", "call_timeout": 60}``), a
-            ``TypeMappingConfig``, or ``None``. The run settings (``max_concurrency``,
-            ``max_retries``, ``retry``, ``call_timeout``, ``deadline``,
-            ``usage_limits``, ``asset_folders``, ``max_asset_bytes``, ...) are the
+            ``TypeMappingConfig``, or ``None``. The run settings (those of `RunOptions`:
+            ``max_concurrency``, ``call_timeout``, ``usage_limits``, ...) are the
             defaults of every run, which ``run(...)`` may override; `prompts()` reads
-            assets' files under the structure's own.
+            assets' files under the structure's own ``asset_folders``.
         provider: The models that ``llm(...)`` may name; when given, unknown keys are
             reported by `validate()`.
 
@@ -297,13 +296,9 @@ class RunStructure(TreeStructure):
             progress: Show a progress bar of the run's calls (in a notebook, an output
                 line updated in place; elsewhere a line on stderr), counting from the
                 calls ``prompts()`` expects (``langtree.runtime.ProgressBar``).
-            **options: Settings of this run, overriding the config's:
-                ``max_concurrency`` (the most model calls in flight, default 16),
-                ``max_retries`` (how many times invalid output is asked for again,
-                default 2), ``retry`` (a ``RetryPolicy`` for transient failures),
-                ``call_timeout`` and ``deadline`` (seconds), ``usage_limits`` (a
-                ``UsageLimits``), ``asset_folders`` (the folders assets' local files may
-                be read from; none by default) and ``max_asset_bytes`` (default 20 MiB).
+            **options: Settings of this run, overriding the config's: the keys of
+                `RunOptions`, e.g. ``max_concurrency=8``, ``call_timeout=60``,
+                ``usage_limits=UsageLimits(calls=500)``.
 
         Returns:
             Each task's instance (``result[TaskClass]``), the trace of every call, and
@@ -471,7 +466,7 @@ class RunStructure(TreeStructure):
                 of rows of unknown length (a generator), once they are exhausted.
             on_row: Called with each row's result as soon as it finishes (in input
                 order, before the earlier rows are handed out): a progress bar.
-            **options: Settings as `arun()` takes them.
+            **options: Settings as `arun()` takes them (`RunOptions`).
 
         Returns:
             The rows' results (``RowResult``: ``index``, ``result``, ``error``).
@@ -537,7 +532,7 @@ class RunStructure(TreeStructure):
         Args:
             variables: External prompt variables, the same for every input.
             name: The run's name in tracing.
-            **options: Settings of every run, as `arun()` takes them (e.g.
+            **options: Settings of every run, as `arun()` takes them (`RunOptions`; e.g.
                 ``max_concurrency``: the most model calls in flight, per input).
 
         Raises:

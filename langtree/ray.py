@@ -78,7 +78,7 @@ def run_on_ray(
         journal_dir: The folder of the shards' journals (``None``: no journal).
         variables: External prompt variables, the same for every row.
         num_cpus: CPUs Ray reserves for each actor (the actors mostly wait for models).
-        **options: Settings as ``run_many`` takes them, except ``journal``;
+        **options: Settings as `run_many()` takes them (`RunOptions`), except ``journal``;
             ``rate_limit`` must be a ``RateLimit``: its limits hold for the whole
             cluster.
 

@@ -6,21 +6,39 @@ The table below declares the flags, and it is how the command line speaks of a s
 a value a setting refuses is an error about its flag, with a hint that shows the flag
 (``--max-concurrency 0``: ``hint: e.g. --max-concurrency 8``), and the hints of a run's
 errors name the flags through `flag_for()` (``langtree.cli.hints``).
+
+A flag's help starts with the description of its setting in `RunSettings`' docstring (or
+in the docstring of the setting that holds it, `UsageLimits`, `ResponseCache`); a setting
+without a flag is in `CONFIG_ONLY_SETTINGS`, with the reason (``tests/test_run_settings.py``
+checks both).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langtree.errors import LangTreeError, problems_error
 from langtree.runtime.calls.methods import METHOD_CHOICES
 from langtree.runtime.durable.cache import ResponseCache
-from langtree.runtime.settings import RunOptions, RunSettings, setting_problems
+from langtree.runtime.settings import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    RunOptions,
+    RunSettings,
+    setting_problems,
+)
 
-__all__ = ["RUN_FLAGS", "RunFlag", "add_run_flags", "flag_for", "run_options"]
+__all__ = [
+    "CONFIG_ONLY_SETTINGS",
+    "RUN_FLAGS",
+    "RunFlag",
+    "add_run_flags",
+    "flag_for",
+    "run_options",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,7 +50,8 @@ class RunFlag:
         setting: The setting it gives: a name of `RunSettings`, or a setting of one that
             holds several (``"usage_limits.calls"``), as `setting_problems()` takes it.
         kind: The type of its value (``float``: seconds).
-        meaning: What it sets, for ``--help``.
+        meaning: What it sets, for ``--help``: the description of its setting, then
+            what the flag adds.
         example: A value it takes, for the hints.
     """
 
@@ -53,21 +72,22 @@ RUN_FLAGS: tuple[RunFlag, ...] = (
         flag="--max-concurrency",
         setting="max_concurrency",
         kind=int,
-        meaning="the most model calls in flight (default 16)",
+        meaning=f"the most model calls in flight at once (default {DEFAULT_MAX_CONCURRENCY})",
         example="8",
     ),
     RunFlag(
         flag="--max-retries",
         setting="max_retries",
         kind=int,
-        meaning="how many times invalid output is asked for again (default 2)",
+        meaning="how many times a step's invalid output is asked for again "
+        f"(default {DEFAULT_MAX_RETRIES})",
         example="5",
     ),
     RunFlag(
         flag="--call-timeout",
         setting="call_timeout",
         kind=float,
-        meaning="seconds one call may take before it is retried",
+        meaning="seconds one call may take before it counts as a transient failure",
         example="60",
     ),
     RunFlag(
@@ -95,25 +115,40 @@ RUN_FLAGS: tuple[RunFlag, ...] = (
         flag="--journal-max-age",
         setting="journal_max_age",
         kind=float,
-        meaning="ask again for the journal's answers older than this",
+        meaning="seconds after which a journal's answer is no longer replayed but asked for again",
         example="86400",
     ),
     RunFlag(
         flag="--cache-max-age",
         setting="cache.max_age",
         kind=float,
-        meaning="with --cache: ask again for the cache's answers older than this",
+        meaning="seconds after which a cached answer is asked for again and replaced "
+        "(with --cache)",
         example="86400",
     ),
 )
 
 _BY_SETTING = {flag.setting: flag for flag in RUN_FLAGS}
 
+CONFIG_ONLY_SETTINGS: Mapping[str, str] = {
+    "retry": "a RetryPolicy holds several figures, and exception classes and functions "
+    "that only a module can give",
+    "rate_limit": "a RateLimit holds figures per model key, and is an object runs may share",
+    "asset_folders": "the folders a run may read files from are a choice made once, with "
+    "the tree's other settings, not on each command line",
+    "max_asset_bytes": "the cap on those files goes with asset_folders",
+}
+"""The run settings ``langtree run`` has no flag for, each with the reason: they are
+given in ``--config``, and ``--help`` names them."""
+
 
 def add_run_flags(command: argparse.ArgumentParser) -> None:
     """Give ``command`` the run settings' flags, ``--method``, ``--journal`` and the
     cache's."""
-    settings = command.add_argument_group("run settings")
+    settings = command.add_argument_group(
+        "run settings",
+        "given only in --config: " + ", ".join(CONFIG_ONLY_SETTINGS),
+    )
     settings.add_argument(
         "--method",
         choices=METHOD_CHOICES,
@@ -124,16 +159,16 @@ def add_run_flags(command: argparse.ArgumentParser) -> None:
         "--journal",
         type=Path,
         metavar="FILE.sqlite",
-        help="record every answer in this SQLite file, and replay the answers it holds: a "
-        "run that stopped resumes without repeating a finished call",
+        help="the SQLite file that records every answer and replays those of an earlier "
+        "run: a run that stopped resumes without repeating a finished call",
     )
     cache = settings.add_mutually_exclusive_group()
     cache.add_argument(
         "--cache",
         type=Path,
         metavar="FILE.sqlite",
-        help="a response cache: replay the answers of any earlier run it holds, and add "
-        "this run's (instead of the provider's cache)",
+        help="the response cache to use instead of the provider's: replay the answers of "
+        "any earlier run it holds, and add this run's",
     )
     cache.add_argument(
         "--no-cache",

@@ -5,6 +5,12 @@ They come from three places, the later winning: the structure's config
 ``run``/``arun``/``build``, and, for ``call_timeout`` and ``retry``, the model's own
 `ModelConfig` in the provider (a slow model may need a
 longer timeout than the rest of the run).
+
+`RunSettings` declares them: each setting's name, type, default and description (the
+first clause of its entry in the docstring). `RunOptions` spells them out again for type
+checkers, as the keyword options of ``run``; the flags of ``langtree run``
+(``langtree.cli.flags``) give them from the command line. ``tests/test_run_settings.py``
+fails when those drift from `RunSettings`.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from langtree.runtime.observe.usage import UsageLimits
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "DEFAULT_MAX_RETRIES",
+    "DICT_SETTINGS",
     "RUN_SETTING_KEYS",
     "RunOptions",
     "RunSettings",
@@ -53,9 +60,9 @@ class RunSettings:
             earlier run (``None``: no journal; see ``langtree.runtime.durable.journal``).
         journal_max_age: Seconds after which a journal's answer is no longer replayed
             but asked for again (``None``: answers never expire).
-        cache: The response cache (a ``ResponseCache`` or its file) instead of the
-            provider's; ``False`` bypasses the provider's (``None``: the provider's; see
-            ``langtree.runtime.durable.cache``).
+        cache: The response cache to use instead of the provider's (a
+            ``ResponseCache`` or its file; ``False``: none, bypassing the provider's;
+            ``None``: the provider's; see ``langtree.runtime.durable.cache``).
         rate_limit: The pace of the model calls, in requests and tokens per minute
             for each model key (``None``: as fast as ``max_concurrency`` allows; see
             ``langtree.runtime.faults.rate_limit``).
@@ -92,7 +99,7 @@ class RunSettings:
         """
         problems: list[str] = []
         known = {key: value for key, value in values.items() if key in RUN_SETTING_KEYS}
-        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+        for key, kind in DICT_SETTINGS.items():
             if key in known:
                 converted, wrong = _converted(kind, known[key], key)
                 known[key] = converted
@@ -112,7 +119,7 @@ class RunSettings:
         if unknown:
             raise _settings_error([_unknown_setting(name) for name in unknown])
         given = {key: value for key, value in overrides.items() if value is not None}
-        for key, kind in (("retry", RetryPolicy), ("usage_limits", UsageLimits)):
+        for key, kind in DICT_SETTINGS.items():
             if key in given:
                 converted, wrong = _converted(kind, given[key], key)
                 if wrong:
@@ -158,6 +165,13 @@ class RunSettings:
 
 RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSettings))
 
+DICT_SETTINGS: Mapping[str, type[RetryPolicy] | type[UsageLimits]] = {
+    "retry": RetryPolicy,
+    "usage_limits": UsageLimits,
+}
+"""The settings also given as a dict of their fields (``retry={"max_retries": 5}``),
+which a run's config and options convert."""
+
 
 def setting_problems(setting: str, value: object) -> list[str]:
     """What is wrong with ``value`` given for one run setting alone (for a caller that
@@ -187,8 +201,7 @@ def setting_problems(setting: str, value: object) -> list[str]:
 
 
 _HOLDERS: Mapping[str, Callable[..., RetryPolicy | UsageLimits | ResponseCache]] = {
-    "retry": RetryPolicy,
-    "usage_limits": UsageLimits,
+    **DICT_SETTINGS,
     # A cache's max_age is checked apart from its file.
     "cache": partial(ResponseCache, ""),
 }
@@ -256,24 +269,32 @@ def _number(value: object) -> bool:
 
 
 class RunOptions(TypedDict, total=False):
-    """The settings ``run``, ``arun`` and ``build`` take; each overrides the config's.
+    """The settings ``run``, ``arun``, ``run_many`` and ``build`` take; each overrides the
+    config's, and one left out keeps it.
+
+    They are the settings of `RunSettings`, by the same names.
 
     Attributes:
-        max_concurrency: The most model calls in flight at once.
-        max_retries: How many times a step's invalid output is asked for again.
+        max_concurrency: The most model calls in flight at once (default 16).
+        max_retries: How many times a step's invalid output is asked for again
+            (default 2).
         retry: How transient provider failures are retried (a ``RetryPolicy`` or a
             dict of its fields).
         call_timeout: Seconds one call may take before it counts as a transient failure.
         deadline: Seconds the whole run may take.
         usage_limits: The most calls and tokens the run may use (a ``UsageLimits`` or
             a dict of its fields).
-        journal: The SQLite file of the run's answers, replayed on the next run.
-        journal_max_age: Seconds after which a journal's answer is asked for again.
-        cache: The response cache instead of the provider's (a ``ResponseCache`` or its
-            file), or ``False`` to bypass the provider's.
-        rate_limit: The pace of the model calls (a ``RateLimit``, which runs may share).
-        asset_folders: The folders an asset's local file may be read from.
-        max_asset_bytes: The largest asset file read.
+        journal: The SQLite file that records every answer and replays those of an
+            earlier run.
+        journal_max_age: Seconds after which a journal's answer is no longer replayed
+            but asked for again.
+        cache: The response cache to use instead of the provider's (a
+            ``ResponseCache`` or its file), or ``False`` to bypass the provider's.
+        rate_limit: The pace of the model calls, in requests and tokens per minute
+            for each model key (a ``RateLimit``, which runs may share).
+        asset_folders: The folders an asset's local file may be read from (none by
+            default).
+        max_asset_bytes: The largest asset file read (20 MiB by default).
     """
 
     max_concurrency: int

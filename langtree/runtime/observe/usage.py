@@ -133,10 +133,10 @@ class UsageLimits:
     """The most a run may spend; ``None`` leaves a figure unlimited.
 
     Attributes:
-        calls: Model calls, retries included.
-        input_tokens: Prompt tokens.
-        output_tokens: Completion tokens.
-        total_tokens: Prompt and completion tokens together.
+        calls: The most model calls the run may make, retries included.
+        input_tokens: The most prompt tokens the run may use.
+        output_tokens: The most completion tokens the run may use.
+        total_tokens: The most tokens (prompt and completion) the run may use.
 
     Examples:
         >>> UsageLimits(calls=100, total_tokens=50_000)
