@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from langtree.errors import LangTreeError
+from langtree.runtime.faults.faults import got_answer
 from langtree.runtime.observe.usage import Usage
 
 __all__ = [
@@ -83,7 +84,7 @@ class SavedCall(_Saved):
     def answered(self) -> bool:
         """Whether the model answered the call (`TraceRecord.answered`): only then does
         its prompt count for tokens the provider did not report."""
-        return self.failure in (None, "invalid_output")
+        return got_answer(self.failure)
 
 
 class SavedTransform(_Saved):

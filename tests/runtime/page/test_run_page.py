@@ -225,6 +225,20 @@ def test_the_page_opens_with_the_line_the_notebook_shows(report_usage: bool) -> 
     assert summary.startswith("5 calls, 1 retry, 1 failed, ")
 
 
+def test_a_call_whose_provider_reports_no_total_counts_its_input_and_output_tokens() -> None:
+    # The run's summaries (run_tokens()) add input and output where the provider gives
+    # no total; the page reads the same rule, not the prompt's count.
+    data = json.loads(research().to_json())
+    for call in data["trace"]:
+        call["usage"] = {"input_tokens": 7, "output_tokens": 3}
+
+    document = parse(page_html(saved_run(data, "run.json")))
+    facts = document.one("details", data_node="task.answer").one("p", "facts").text()
+
+    assert document.one("p", "summary").text() == "4 calls, 40 tokens"
+    assert ", 10 tokens (7 in, 3 out), " in facts
+
+
 # --- escaping and no network ------------------------------------------------------------
 
 
