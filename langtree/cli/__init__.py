@@ -47,12 +47,18 @@ from pathlib import Path
 from langtree._version import __version__
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.hints import error_text
-from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
+from langtree.cli.inputs import (
+    add_variables_option,
+    read_inputs,
+    variables_from,
+    warn_unused_variables,
+)
 from langtree.cli.journal import add_journal_command
 from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
 from langtree.cli.show import add_show_command
 from langtree.cli.trees import (
+    add_task_command,
     classes_in,
     diagnostics_of,
     has_tasks,
@@ -135,23 +141,18 @@ def _add_targets_command(
 
 
 def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    summary = "print every prompt a run would send, with token counts, as Markdown"
-    command = commands.add_parser("prompts", help=summary, description=summary)
-    command.add_argument(
-        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to preview"
+    command = add_task_command(
+        commands,
+        "prompts",
+        _prompts,
+        summary="print every prompt a run would send, with token counts, as Markdown",
+        purpose="preview",
     )
     command.add_argument(
         "--input", type=Path, metavar="FILE.json", help="the task's input values as JSON"
     )
-    command.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an external prompt variable (repeatable)",
-    )
+    add_variables_option(command)
     add_config_option(command)
-    command.set_defaults(handler=_prompts)
 
 
 def _check(arguments: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langtree.api import RunStructure
 from langtree.errors import Diagnostic, StructureError
@@ -88,3 +89,21 @@ def has_tasks(
         file=sys.stderr,
     )
     return False
+
+
+def add_task_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    summary: str,
+    purpose: str,
+) -> argparse.ArgumentParser:
+    """A command on one file or module and, optionally, one of its tasks
+    (``PATH[:TaskName]``), for ``purpose`` (``"run"``: "the task to run")."""
+    command = commands.add_parser(name, help=summary, description=summary)
+    command.add_argument(
+        "target", metavar="PATH[:TaskName]", help=f"a .py file or module, and the task to {purpose}"
+    )
+    command.set_defaults(handler=handler)
+    return command
