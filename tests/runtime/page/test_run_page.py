@@ -23,6 +23,7 @@ from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.errors import LangTreeError
 from langtree.runtime import RunResult
 from langtree.runtime.page import page_html, read_run, saved_run
+from langtree.runtime.page.saved import SavedCall, SavedWrite
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
@@ -237,6 +238,19 @@ def test_a_call_whose_provider_reports_no_total_counts_its_input_and_output_toke
 
     assert document.one("p", "summary").text() == "4 calls, 40 tokens"
     assert ", 10 tokens (7 in, 3 out), " in facts
+
+
+def test_the_page_reads_every_key_a_saved_result_writes() -> None:
+    # The page's models read what TraceRecord.to_dict() and ProvenanceRecord.to_dict()
+    # write, more loosely typed (a later version's kinds are shown, not refused); keys
+    # they do not declare are dropped unseen, so each written key must be declared.
+    data = json.loads(research(config={"on_error": "continue"}).to_json())
+
+    written = {key for call in data["trace"] for key in call}
+    writes = {key for write in data["provenance"] for key in write}
+
+    assert written - set(SavedCall.model_fields) == set()
+    assert writes - set(SavedWrite.model_fields) == set()
 
 
 # --- escaping and no network ------------------------------------------------------------
