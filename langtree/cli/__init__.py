@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from langtree._version import __version__
@@ -58,6 +58,7 @@ from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
 from langtree.cli.show import add_show_command
 from langtree.cli.trees import (
+    add_targets_command,
     add_task_command,
     classes_in,
     diagnostics_of,
@@ -107,9 +108,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the version and exit",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    _add_targets_command(commands, "check", _check, "validate every Task class in files or modules")
-    graph = _add_targets_command(
-        commands, "graph", _graph, "print the execution plan as a Mermaid flowchart"
+    add_targets_command(
+        commands, "check", _check, summary="validate every Task class in files or modules"
+    )
+    graph = add_targets_command(
+        commands, "graph", _graph, summary="print the execution plan as a Mermaid flowchart"
     )
     graph.add_argument(
         "--input",
@@ -123,21 +126,6 @@ def _build_parser() -> argparse.ArgumentParser:
     add_journal_command(commands)
     add_show_command(commands)
     return parser
-
-
-def _add_targets_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    handler: Callable[[argparse.Namespace], int],
-    summary: str,
-) -> argparse.ArgumentParser:
-    command = commands.add_parser(name, help=summary, description=summary)
-    command.add_argument(
-        "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
-    )
-    add_config_option(command)
-    command.set_defaults(handler=handler)
-    return command
 
 
 def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
