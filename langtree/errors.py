@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from langtree.display import fenced
 
@@ -51,8 +51,11 @@ __all__ = [
     "LangTreeError",
     "MissingVariablesError",
     "StructureError",
+    "rebuilt_error",
     "render_marker",
 ]
+
+_Error = TypeVar("_Error", bound=BaseException)
 
 
 class LangTreeError(Exception):
@@ -116,7 +119,7 @@ class CommandParseError(LangTreeError, ValueError):
         return f"{self.message}\n{marker}\n  at {where}\n  hint: {self.hint}"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_parse_error, (self.message, self.__dict__))
+        return (rebuilt_error, (CommandParseError, self.args, self.__dict__))
 
     def with_location(self, location: str) -> CommandParseError:
         """Return a copy that names where the text came from.
@@ -135,10 +138,13 @@ class CommandParseError(LangTreeError, ValueError):
         )
 
 
-def _rebuild_parse_error(message: str, state: dict[str, object]) -> CommandParseError:
-    error = CommandParseError.__new__(CommandParseError)
+def rebuilt_error(cls: type[_Error], args: tuple[object, ...], state: dict[str, object]) -> _Error:
+    """An error of ``cls`` with ``args`` and the attributes in ``state``, made without its
+    ``__init__``: what the ``__reduce__`` of an error whose ``__init__`` takes keywords
+    names, as pickle would otherwise call ``cls(*args)`` with the message alone."""
+    error = cls.__new__(cls)
+    BaseException.__init__(error, *args)
     error.__dict__.update(state)
-    Exception.__init__(error, message)
     return error
 
 

@@ -41,18 +41,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from langtree._version import __version__
 from langtree.cli.config import add_config_option, read_config
 from langtree.cli.hints import error_text
-from langtree.cli.inputs import read_inputs, variables_from, warn_unused_variables
+from langtree.cli.inputs import (
+    add_variables_option,
+    read_inputs,
+    variables_from,
+    warn_unused_variables,
+)
 from langtree.cli.journal import add_journal_command
 from langtree.cli.output import emit, flush_stdout, silence_stdout
 from langtree.cli.run import add_run_command
 from langtree.cli.show import add_show_command
 from langtree.cli.trees import (
+    add_targets_command,
+    add_task_command,
     classes_in,
     diagnostics_of,
     has_tasks,
@@ -101,9 +108,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the version and exit",
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    _add_targets_command(commands, "check", _check, "validate every Task class in files or modules")
-    graph = _add_targets_command(
-        commands, "graph", _graph, "print the execution plan as a Mermaid flowchart"
+    add_targets_command(
+        commands, "check", _check, summary="validate every Task class in files or modules"
+    )
+    graph = add_targets_command(
+        commands, "graph", _graph, summary="print the execution plan as a Mermaid flowchart"
     )
     graph.add_argument(
         "--input",
@@ -119,39 +128,19 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_targets_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    handler: Callable[[argparse.Namespace], int],
-    summary: str,
-) -> argparse.ArgumentParser:
-    command = commands.add_parser(name, help=summary, description=summary)
-    command.add_argument(
-        "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
-    )
-    add_config_option(command)
-    command.set_defaults(handler=handler)
-    return command
-
-
 def _add_prompts_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    summary = "print every prompt a run would send, with token counts, as Markdown"
-    command = commands.add_parser("prompts", help=summary, description=summary)
-    command.add_argument(
-        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to preview"
+    command = add_task_command(
+        commands,
+        "prompts",
+        _prompts,
+        summary="print every prompt a run would send, with token counts, as Markdown",
+        purpose="preview",
     )
     command.add_argument(
         "--input", type=Path, metavar="FILE.json", help="the task's input values as JSON"
     )
-    command.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an external prompt variable (repeatable)",
-    )
+    add_variables_option(command)
     add_config_option(command)
-    command.set_defaults(handler=_prompts)
 
 
 def _check(arguments: argparse.Namespace) -> int:

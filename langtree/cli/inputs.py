@@ -7,6 +7,7 @@ A file a user names is read as `langtree.local_files` reads one: only a regular 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Mapping
@@ -234,6 +235,17 @@ def _deeper_than(value: object, levels: int) -> bool:
 def _json_kind(value: object) -> str:
     kinds = {list: "an array", str: "a string", bool: "true or false", int: "a number"}
     return kinds.get(type(value), "a number" if isinstance(value, float) else "null")
+
+
+def add_variables_option(command: argparse.ArgumentParser) -> None:
+    """Give ``command`` the ``--var NAME=VALUE`` option (`variables_from()` reads it)."""
+    command.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an external prompt variable (repeatable)",
+    )
 
 
 def variables_from(pairs: list[str]) -> dict[str, object]:

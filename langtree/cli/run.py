@@ -14,6 +14,7 @@ from langtree.cli.config import add_config_option, read_config
 from langtree.cli.flags import add_run_flags, run_options
 from langtree.cli.hints import error_text
 from langtree.cli.inputs import (
+    add_variables_option,
     read_inputs,
     require_inputs,
     variables_from,
@@ -23,7 +24,7 @@ from langtree.cli.models import model_keys, named_provider, provider_for
 from langtree.cli.output import emit
 from langtree.cli.rows import RowsRun, is_rows_file, run_rows, task_output
 from langtree.cli.terminal import colours, painted
-from langtree.cli.trees import valid_structure
+from langtree.cli.trees import add_task_command, valid_structure
 from langtree.errors import ExecutionError, LangTreeError
 from langtree.runtime.calls.provider import LLMProvider
 from langtree.runtime.durable.journal import JournalWriteError
@@ -37,10 +38,12 @@ from langtree.structure.tree.tree import task_tag
 
 
 def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    summary = "run the tree and print the filled tasks as JSON"
-    command = commands.add_parser("run", help=summary, description=summary)
-    command.add_argument(
-        "target", metavar="PATH[:TaskName]", help="a .py file or module, and the task to run"
+    command = add_task_command(
+        commands,
+        "run",
+        run_tree,
+        summary="run the tree and print the filled tasks as JSON",
+        purpose="run",
     )
     command.add_argument(
         "--input",
@@ -70,13 +73,7 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "module:attribute naming an LLMProvider, a chat model or a function returning one "
         "(default: the embedded local model)",
     )
-    command.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an external prompt variable (repeatable)",
-    )
+    add_variables_option(command)
     command.add_argument(
         "--dry-run",
         action="store_true",
@@ -85,7 +82,6 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     add_config_option(command, run=True)
     add_run_flags(command)
-    command.set_defaults(handler=run_tree)
 
 
 def run_tree(arguments: argparse.Namespace) -> int:

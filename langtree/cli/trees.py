@@ -1,17 +1,25 @@
-"""Loading the user's tasks for the commands: their classes, checked together."""
+"""Loading the user's tasks for the commands, and the arguments that name them."""
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 from langtree.api import RunStructure
+from langtree.cli.config import add_config_option
 from langtree.errors import Diagnostic, StructureError
 from langtree.structure.config import ConfigInput
 from langtree.structure.tree.discovery import load_modules, node_classes
 from langtree.structure.tree.texts import class_parse_diagnostics
 from langtree.structure.tree.tree import task_tag
 from langtree.structure.tree.tree_node import TreeNode
+
+if TYPE_CHECKING:
+    # argparse's class of subcommands is generic to type checkers only.
+    Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+    Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
 
 def classes_in(targets: Sequence[str]) -> tuple[list[type[TreeNode]], list[Diagnostic]]:
@@ -88,3 +96,35 @@ def has_tasks(
         file=sys.stderr,
     )
     return False
+
+
+def add_targets_command(
+    commands: Commands, name: str, handler: Handler, *, summary: str
+) -> argparse.ArgumentParser:
+    """A command on every task of files, folders or modules (``PATH_OR_MODULE...``)."""
+    command = _command(commands, name, handler, summary)
+    command.add_argument(
+        "targets", nargs="+", metavar="PATH_OR_MODULE", help="a .py file, a folder or a module"
+    )
+    add_config_option(command)
+    return command
+
+
+def add_task_command(
+    commands: Commands, name: str, handler: Handler, *, summary: str, purpose: str
+) -> argparse.ArgumentParser:
+    """A command on one file or module and, optionally, one of its tasks
+    (``PATH[:TaskName]``), for ``purpose`` (``"run"``: "the task to run")."""
+    command = _command(commands, name, handler, summary)
+    command.add_argument(
+        "target", metavar="PATH[:TaskName]", help=f"a .py file or module, and the task to {purpose}"
+    )
+    return command
+
+
+def _command(
+    commands: Commands, name: str, handler: Handler, summary: str
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=summary, description=summary)
+    command.set_defaults(handler=handler)
+    return command

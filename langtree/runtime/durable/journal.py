@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from langtree.errors import ExecutionError
+from langtree.errors import ExecutionError, rebuilt_error
 from langtree.runtime.durable.journal_file import (
     COLUMNS,
     damaged_row_error,
@@ -142,14 +142,7 @@ class JournalWriteError(ExecutionError):
         super().__init__(f"{problem}{kept}\n  hint: {hint}")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_write_error, (self.args, self.__dict__))
-
-
-def _rebuild_write_error(args: tuple[object, ...], state: dict[str, object]) -> JournalWriteError:
-    error = JournalWriteError.__new__(JournalWriteError)
-    Exception.__init__(error, *args)
-    error.__dict__.update(state)
-    return error
+        return (rebuilt_error, (JournalWriteError, self.args, self.__dict__))
 
 
 class Journal:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
-from langtree.errors import ExecutionError
+from langtree.errors import ExecutionError, rebuilt_error
 from langtree.prompts.feedback import TEXT_INSTEAD_OF_TOOL_CALL
 from langtree.runtime.faults.faults import FailureKind
 from langtree.runtime.observe.result import TraceRecord
@@ -141,7 +141,7 @@ class StepFailedError(ExecutionError):
         return self.kind
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
+        return (rebuilt_error, (type(self), self.args, self.__dict__))
 
 
 class RunLimitError(ExecutionError):
@@ -179,7 +179,7 @@ class RunLimitError(ExecutionError):
         return "deadline" if self.limit == "deadline" else f"usage_limits.{self.limit}"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
+        return (rebuilt_error, (type(self), self.args, self.__dict__))
 
 
 def deadline_keeper(
@@ -223,13 +223,4 @@ class RunInterrupted(KeyboardInterrupt):
         super().__init__(f"{self.problem}; error.result holds what had finished")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
-
-
-def _rebuild(
-    cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]
-) -> BaseException:
-    error = cls.__new__(cls)
-    BaseException.__init__(error, *args)
-    error.__dict__.update(state)
-    return error
+        return (rebuilt_error, (type(self), self.args, self.__dict__))

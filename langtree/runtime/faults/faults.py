@@ -61,6 +61,7 @@ __all__ = [
     "FailureKind",
     "classify_failure",
     "describe_failure",
+    "got_answer",
     "is_cut_off",
     "retry_after",
 ]
@@ -68,6 +69,15 @@ __all__ = [
 FailureKind = Literal["transient", "invalid_output", "permanent"]
 """How a failed model call is handled: retried with backoff, retried as invalid output,
 or not retried."""
+
+
+def got_answer(failure: str | None) -> bool:
+    """Whether a call whose failure is ``failure`` (``None``: accepted) got an answer
+    from the model: its output was accepted, or came back invalid or cut off. A call that
+    failed otherwise got none (a connection refused, a timeout, an error the provider
+    returned instead of one), so its prompt counts for no tokens."""
+    return failure in (None, "invalid_output")
+
 
 ErrorClassifier = Callable[[BaseException], FailureKind | None]
 """A user's rule: a kind for errors it recognises, None to leave the error to LangTree."""

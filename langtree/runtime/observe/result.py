@@ -20,7 +20,7 @@ from langtree.prompts.tokens import PromptTokens
 from langtree.runtime.durable.cache import CacheReport
 from langtree.runtime.durable.journal import JournalReport
 from langtree.runtime.engine.json_view import add_resampled_values
-from langtree.runtime.faults.faults import FailureKind
+from langtree.runtime.faults.faults import FailureKind, got_answer
 from langtree.runtime.observe.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.observe.result_display import result_markdown
 from langtree.runtime.observe.usage import RunUsage, run_tokens
@@ -100,11 +100,9 @@ class TraceRecord:
 
     @property
     def answered(self) -> bool:
-        """Whether the model answered the call: its output was accepted, or came back
-        invalid or cut off. A call that failed otherwise got no answer (a connection
-        refused, a timeout, an error the provider returned instead of one), so its prompt
-        counts for no tokens: only those its error reported (see `run_tokens()`)."""
-        return self.failure in (None, "invalid_output")
+        """Whether the model answered the call (`got_answer()`): a call that got no answer
+        counts only the tokens its error reported (see `run_tokens()`)."""
+        return got_answer(self.failure)
 
     @property
     def token_count(self) -> int:

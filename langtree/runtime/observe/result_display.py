@@ -7,18 +7,18 @@ cost, then each task's values as JSON, then what failed and what was skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic_core import to_jsonable_python
 
 from langtree.display import clipped, code, counted, fenced, table
-from langtree.runtime.observe.usage import run_tokens
+from langtree.runtime.observe.usage import CallTokens, Usage, run_tokens
 
 if TYPE_CHECKING:
-    from langtree.runtime.observe.result import RunResult, TraceRecord
+    from langtree.runtime.observe.result import RunResult
 
-__all__ = ["result_markdown"]
+__all__ = ["result_markdown", "run_summary"]
 
 MAX_JSON_LINES = 200
 """Lines of a task's JSON shown; the rest is left out, and the display says so."""
@@ -38,24 +38,36 @@ def result_markdown(result: RunResult) -> str:
 
 
 def _summary(result: RunResult) -> str:
-    usage = result.usage
+    return run_summary(result.usage, result.trace, transforms=len(result.transforms))
+
+
+def run_summary(usage: Usage, trace: Sequence[CallTokens], *, transforms: int) -> str:
+    """One line on what a run did: its calls, retries, failures and tokens, the answers
+    it replayed and the transforms it computed (the notebook display's first line, and
+    the page's).
+
+    Args:
+        usage: The run's totals.
+        trace: Its calls, as `run_tokens()` counts them.
+        transforms: How many transforms it computed.
+    """
     parts = [counted(usage.calls, "call")]
     if usage.retries:
         parts.append(counted(usage.retries, "retry", "retries"))
     if usage.failed_calls:
         parts.append(f"{usage.failed_calls:,} failed")
-    parts.append(_tokens_text(result.trace))
-    if replayed := sum(record.replayed for record in result.trace):
+    parts.append(_tokens_text(trace))
+    if replayed := sum(call.replayed for call in trace):
         parts.append(counted(replayed, "answer") + " replayed")
-    if result.transforms:
-        parts.append(counted(len(result.transforms), "transform"))
+    if transforms:
+        parts.append(counted(transforms, "transform"))
     return ", ".join(parts)
 
 
-def _tokens_text(trace: tuple[TraceRecord, ...]) -> str:
-    made = [record for record in trace if not record.replayed]
+def _tokens_text(trace: Sequence[CallTokens]) -> str:
+    made = [call for call in trace if not call.replayed]
     text = counted(run_tokens(made), "token")
-    if any(record.answered and not record.usage for record in made):
+    if any(call.answered and not call.usage for call in made):
         text += " (counted from the prompts where the model reported no usage)"
     return text
 

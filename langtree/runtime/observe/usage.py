@@ -28,19 +28,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from langtree.prompts.tokens import PromptTokens
     from langtree.runtime.observe.result import TraceRecord
 
 __all__ = [
+    "CallTokens",
     "LimitCheck",
     "RunUsage",
     "Usage",
     "UsageFigure",
     "UsageLimits",
     "UsageMeter",
+    "call_tokens",
+    "reported_tokens",
     "run_tokens",
     "usage_of_error",
 ]
@@ -238,19 +241,47 @@ class UsageMeter:
         return None
 
 
-def run_tokens(trace: Iterable[TraceRecord]) -> int:
+class CallTokens(Protocol):
+    """What the token rule reads of a call: a run's `TraceRecord`, or a call of a saved
+    run (``SavedCall``, which a run's page shows), so that both count alike."""
+
+    @property
+    def usage(self) -> Mapping[str, object] | None:
+        """The provider's ``usage_metadata`` of the reply (``None``: it reported none)."""
+
+    @property
+    def answered(self) -> bool:
+        """Whether the model answered the call."""
+
+    @property
+    def token_count(self) -> int | None:
+        """The tokens of the call's prompt (``None``: not known)."""
+
+    @property
+    def replayed(self) -> bool:
+        """Whether the answer came from a journal or cache instead of a model call."""
+
+
+def run_tokens(trace: Iterable[CallTokens]) -> int:
     """The tokens of the calls made, as far as a provider received or reported them: the
     provider's total where it reported usage, else the prompt's count for a call the model
     answered, and nothing for one that got no answer (answers replayed from a journal or
     cache cost nothing)."""
-    return sum(_call_tokens(record) for record in trace if not record.replayed)
+    return sum(call_tokens(call) for call in trace if not call.replayed)
 
 
-def _call_tokens(record: TraceRecord) -> int:
+def call_tokens(call: CallTokens) -> int:
     """One call's tokens, as `run_tokens()` counts them."""
-    if record.usage:
-        return _reported(record.usage)[2]
-    return record.token_count if record.answered else 0
+    reported = reported_tokens(call.usage)
+    if reported is not None:
+        return reported
+    return (call.token_count or 0) if call.answered else 0
+
+
+def reported_tokens(usage: Mapping[str, object] | None) -> int | None:
+    """The total tokens of a ``usage_metadata`` mapping: its ``total_tokens``, else its
+    input and output tokens added up (``None``: no usage reported)."""
+    return _reported(usage)[2] if usage else None
 
 
 def _reported(usage: Mapping[str, object] | None) -> tuple[int, int, int]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
 
 from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from langtree.display import counted
+from langtree.runtime.observe.result_display import run_summary
+from langtree.runtime.observe.usage import reported_tokens
 from langtree.runtime.page.diagram import LINE_HEIGHT, made_by, plan_diagram, waits_for
 from langtree.runtime.page.saved import SavedCall, SavedRun
 from langtree.runtime.page.template import PAGE_TEMPLATE
@@ -76,38 +77,7 @@ def _summary(run: SavedRun) -> str:
     answers)."""
     if run.origin == "journal":
         return _journal_summary(run)
-    usage = run.usage
-    parts = [counted(usage.calls, "call")]
-    if usage.retries:
-        parts.append(counted(usage.retries, "retry", "retries"))
-    if usage.failed_calls:
-        parts.append(f"{usage.failed_calls:,} failed")
-    parts.append(_tokens_text(run.trace))
-    if replayed := sum(call.replayed for call in run.trace):
-        parts.append(counted(replayed, "answer") + " replayed")
-    if run.transforms:
-        parts.append(counted(len(run.transforms), "transform"))
-    return ", ".join(parts)
-
-
-def _tokens_text(trace: Sequence[SavedCall]) -> str:
-    """The tokens of the calls made, as the notebook display counts them
-    (`langtree.runtime.observe.usage.run_tokens`): the provider's total where it reported usage,
-    else the prompt's count for a call the model answered, and nothing for one that got
-    no answer."""
-    made = [call for call in trace if not call.replayed]
-    tokens = sum(_call_tokens(call) for call in made)
-    text = counted(tokens, "token")
-    if any(call.answered and _reported(call) is None for call in made):
-        text += " (counted from the prompts where the model reported no usage)"
-    return text
-
-
-def _call_tokens(call: SavedCall) -> int:
-    reported = _reported(call)
-    if reported is not None:
-        return reported
-    return call.token_count or 0 if call.answered else 0
+    return run_summary(run.usage, run.trace, transforms=len(run.transforms))
 
 
 def _journal_summary(run: SavedRun) -> str:
@@ -115,14 +85,14 @@ def _journal_summary(run: SavedRun) -> str:
     parts = [f"{counted(len(run.trace), 'answer')} to {counted(calls, 'call')}"]
     if invalid := sum(call.error is not None for call in run.trace):
         parts.append(f"{invalid:,} invalid")
-    if reported := sum(_reported(call) or 0 for call in run.trace):
+    if reported := sum(reported_tokens(call.usage) or 0 for call in run.trace):
         parts.append(f"{reported:,} tokens as the providers reported")
     return ", ".join(parts)
 
 
 def _tokens(call: SavedCall) -> str:
     """A call's tokens: the provider's figures, else the prompt's count."""
-    reported = _reported(call)
+    reported = reported_tokens(call.usage)
     if reported is not None:
         usage = call.usage or {}
         split = [
@@ -136,11 +106,6 @@ def _tokens(call: SavedCall) -> str:
     if call.token_count is not None:
         return f"{call.token_count:,} prompt tokens (counted; the provider reported none)"
     return "no tokens reported"
-
-
-def _reported(call: SavedCall) -> int | None:
-    total = call.usage.get("total_tokens") if call.usage else None
-    return total if isinstance(total, int) else None
 
 
 def _seconds(value: float) -> str:

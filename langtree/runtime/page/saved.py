@@ -17,6 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from langtree.errors import LangTreeError
+from langtree.runtime.faults.faults import got_answer
+from langtree.runtime.observe.usage import Usage
 
 __all__ = [
     "RUN_HINT",
@@ -28,7 +30,6 @@ __all__ = [
     "SavedRun",
     "SavedSkip",
     "SavedTransform",
-    "SavedUsage",
     "SavedWrite",
     "saved_run",
 ]
@@ -83,7 +84,7 @@ class SavedCall(_Saved):
     def answered(self) -> bool:
         """Whether the model answered the call (`TraceRecord.answered`): only then does
         its prompt count for tokens the provider did not report."""
-        return self.failure in (None, "invalid_output")
+        return got_answer(self.failure)
 
 
 class SavedTransform(_Saved):
@@ -132,17 +133,6 @@ class SavedSkip(_Saved):
     because: str
 
 
-class SavedUsage(_Saved):
-    """A run's calls and tokens (`RunUsage`'s totals)."""
-
-    calls: int = 0
-    retries: int = 0
-    failed_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-
-
 class SavedPlanStep(_Saved):
     """One step of the plan (`ExecutionPlan.to_dict()`)."""
 
@@ -175,7 +165,9 @@ class SavedRun(_Saved):
     tasks: dict[str, object]
     trace: tuple[SavedCall, ...]
     provenance: tuple[SavedWrite, ...] = ()
-    usage: SavedUsage = SavedUsage()
+    # A run's totals, as `RunUsage.to_json_dict()` writes them; the counts of each model
+    # (``by_model``) are left out, as the page does not show them.
+    usage: Usage = Usage()
     plan: SavedPlan | None = None
     transforms: tuple[SavedTransform, ...] = ()
     errors: tuple[SavedError, ...] = ()

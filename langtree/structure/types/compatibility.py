@@ -313,12 +313,8 @@ def _dumps_into(model: type[BaseModel], key: object, value: object) -> bool:
 
 def _dumps_as(source: object, target: object) -> bool:
     source, target = strip_annotated(source), strip_annotated(target)
-    if source == target or target is Any or target is object:
-        return True
-    if (members := union_members(source)) is not None:
-        return all(_dumps_as(member, target) for member in members)
-    if (members := union_members(target)) is not None:
-        return any(_dumps_as(source, member) for member in members)
+    if (settled := _settled_as_subset(source, target, _dumps_as)) is not None:
+        return settled
     if is_model(source):
         types_ = mapping_types(target)
         return types_ is not None and _dumps_into(source, *types_)
@@ -338,15 +334,27 @@ def needs_no_conversion(source: object, target: object) -> bool:
         (True, False)
     """
     source, target = strip_annotated(source), strip_annotated(target)
-    if source == target or target is Any or target is object:
-        return True
-    if (members := union_members(source)) is not None:
-        return all(needs_no_conversion(member, target) for member in members)
-    if (members := union_members(target)) is not None:
-        return any(needs_no_conversion(source, member) for member in members)
+    if (settled := _settled_as_subset(source, target, needs_no_conversion)) is not None:
+        return settled
     if (values := literal_values(source)) is not None:
         return all(_is_value_of(value, target) for value in values)
     return _argument_wise(source, target, needs_no_conversion)
+
+
+def _settled_as_subset(
+    source: object, target: object, relation: Callable[[object, object], bool]
+) -> bool | None:
+    """What every "each value of ``source`` already is a value of ``target``" relation
+    decides alike (``None``: the relation's own rules decide): equal types, a target
+    ``Any`` or ``object``, and unions, whose values are their members' values, so a union
+    source needs ``relation`` to hold for every member and a union target for one."""
+    if source == target or target is Any or target is object:
+        return True
+    if (members := union_members(source)) is not None:
+        return all(relation(member, target) for member in members)
+    if (members := union_members(target)) is not None:
+        return any(relation(source, member) for member in members)
+    return None
 
 
 def _argument_wise(

@@ -162,6 +162,7 @@ def test_all_names_the_public_surface() -> None:
         "FailureKind",
         "classify_failure",
         "describe_failure",
+        "got_answer",
         "is_cut_off",
         "retry_after",
     ]

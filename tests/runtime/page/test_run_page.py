@@ -23,6 +23,7 @@ from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.errors import LangTreeError
 from langtree.runtime import RunResult
 from langtree.runtime.page import page_html, read_run, saved_run
+from langtree.runtime.page.saved import SavedCall, SavedWrite
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
@@ -223,6 +224,33 @@ def test_the_page_opens_with_the_line_the_notebook_shows(report_usage: bool) -> 
 
     assert summary == result._repr_markdown_().split("\n")[0].removeprefix("**Run**: ")
     assert summary.startswith("5 calls, 1 retry, 1 failed, ")
+
+
+def test_a_call_whose_provider_reports_no_total_counts_its_input_and_output_tokens() -> None:
+    # The run's summaries (run_tokens()) add input and output where the provider gives
+    # no total; the page reads the same rule, not the prompt's count.
+    data = json.loads(research().to_json())
+    for call in data["trace"]:
+        call["usage"] = {"input_tokens": 7, "output_tokens": 3}
+
+    document = parse(page_html(saved_run(data, "run.json")))
+    facts = document.one("details", data_node="task.answer").one("p", "facts").text()
+
+    assert document.one("p", "summary").text() == "4 calls, 40 tokens"
+    assert ", 10 tokens (7 in, 3 out), " in facts
+
+
+def test_the_page_reads_every_key_a_saved_result_writes() -> None:
+    # The page's models read what TraceRecord.to_dict() and ProvenanceRecord.to_dict()
+    # write, more loosely typed (a later version's kinds are shown, not refused); keys
+    # they do not declare are dropped unseen, so each written key must be declared.
+    data = json.loads(research(config={"on_error": "continue"}).to_json())
+
+    written = {key for call in data["trace"] for key in call}
+    writes = {key for write in data["provenance"] for key in write}
+
+    assert written - set(SavedCall.model_fields) == set()
+    assert writes - set(SavedWrite.model_fields) == set()
 
 
 # --- escaping and no network ------------------------------------------------------------
