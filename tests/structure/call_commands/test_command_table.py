@@ -27,7 +27,6 @@ HOMONYMS = Counter(
         ("plan.py", "resample"): 1,
         ("plan.py", "transform"): 1,
         ("events.py", "transform"): 1,
-        ("render.py", "transform"): 1,
         ("result_display.py", "transform"): 1,
         # Input tokens, as OpenTelemetry names them.
         ("otel.py", "input"): 1,
