@@ -96,10 +96,6 @@ class CommandTracker(CommandReadiness):
                 `apply_flow()`).
         """
         self.settle(position)
-        self.apply_ready(state, config)
-
-    def apply_ready(self, state: RunState, config: TypeMappingConfig) -> None:
-        """Carry out every waiting command whose reads are all settled."""
         self.carry_out_ready(state, config)
 
     def finish_instance(

@@ -334,7 +334,7 @@ class _Run:
         the run from starting anything more, but the calls already in flight are paid
         for: they finish (and their values are kept) before the limit's error is raised.
         """
-        self.commands.apply_ready(self.state, self.prompts.config)
+        self.commands.carry_out_ready(self.state, self.prompts.config)
         schedule = self.schedule
         limit: RunLimitError | JournalWriteError | None = None
         try:
