@@ -46,7 +46,7 @@ class CommandTracker(CommandReadiness):
         flows: Sequence[Flow],
         steps: Sequence[PlanStep],
         *,
-        log: ProvenanceLog | None = None,
+        log: ProvenanceLog,
     ) -> None:
         super().__init__(registry, flows, steps)
         self.log = log
@@ -127,17 +127,15 @@ class CommandTracker(CommandReadiness):
         instances: tuple[Address, ...] = (),
     ) -> None:
         flow = self.flows[index]
-        before = self.log.snapshot(state, flow, instances) if self.log is not None else None
+        before = self.log.snapshot(state, flow, instances)
         write_iterations(state, flow, config, assign)
-        if self.log is not None and before is not None:
-            self.log.record_mapping(before, state, flow, instances)
+        self.log.record_mapping(before, state, flow, instances)
 
     def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
         """Write a command's ``value`` targets, and log what they wrote."""
-        before = self.log.snapshot(state, flow) if self.log is not None else None
+        before = self.log.snapshot(state, flow)
         super()._write(state, flow, config)
-        if self.log is not None and before is not None:
-            self.log.record_mapping(before, state, flow)
+        self.log.record_mapping(before, state, flow)
 
 
 def _reaches(flow: Flow, tag: str) -> bool:

@@ -185,8 +185,7 @@ class _Run:
         flows = list(setup.prompts.analysis.flows)
         self.builder = builder
         self.log = log
-        self.commands = CommandTracker(setup.prompts.registry, flows, self.steps)
-        self.commands.log = log
+        self.commands = CommandTracker(setup.prompts.registry, flows, self.steps, log=log)
         self.context = CallContext(
             semaphore=shared.semaphore,
             meter=shared.meter,
