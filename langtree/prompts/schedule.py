@@ -129,7 +129,7 @@ def dry_run(
     """
     schedule = FlowSchedule(registry, flows, steps)
     for position, step in enumerate(steps):
-        schedule.apply_ready(state, position, config)
+        schedule.carry_out_before(position, state, config)
         for address in state.instances(step.node_tag):
             values = state.view(address)
             if values is not None and all(_known(values, name) for name in step.fields):
@@ -152,8 +152,14 @@ class FlowSchedule(CommandReadiness):
         super().__init__(registry, flows, steps)
         self.done_steps = 0
 
-    def apply_ready(self, state: RunState, position: int, config: TypeMappingConfig) -> None:
-        """Carry out every command ready before the step at ``position``."""
+    def carry_out_before(self, position: int, state: RunState, config: TypeMappingConfig) -> None:
+        """Settle the steps before ``position`` (they finished, in plan order) and carry out
+        every command that makes ready.
+
+        Raises:
+            ExecutionError: A command's value does not fit its target (see
+                `apply_flow()`).
+        """
         while self.done_steps < position:
             self.settle(self.done_steps)
             self.done_steps += 1

@@ -68,10 +68,10 @@ def test_dry_run_schedule_carries_out_the_command_before_the_step_after_its_prod
     config = structure.config.type_mapping
     schedule = FlowSchedule(structure.nodes, flows, structure.plan().steps)
 
-    schedule.apply_ready(state, 1, config)
+    schedule.carry_out_before(1, state, config)
     assert schedule.waiting == {0}
 
-    schedule.apply_ready(state, 2, config)
+    schedule.carry_out_before(2, state, config)
     assert schedule.waiting == set()
     assert state.roots["task.sink"]["texts"] == ["a", "b"]
 

@@ -6,4 +6,8 @@ A run is set up and checked before its first call (`setup`, `precheck`,
 (`engine`, `waits`, `commands`, `transforms`), on LangTree's own event loop (`loop`);
 `outcome` ends the run and `runnable` offers it as a LangChain runnable. `json_view`
 is the JSON view of a run's values that transforms, events and `RunResult` share.
+
+A run is made of four parts, each complete once it is set up: what it is given
+(`RunBasis`, in `setup`), what it records and whom it tells (`records`), how it
+calls its models (`run_calls`) and where its steps stand (`Schedule`, in `instances`).
 """

@@ -46,7 +46,7 @@ class CommandTracker(CommandReadiness):
         flows: Sequence[Flow],
         steps: Sequence[PlanStep],
         *,
-        log: ProvenanceLog | None = None,
+        log: ProvenanceLog,
     ) -> None:
         super().__init__(registry, flows, steps)
         self.log = log
@@ -96,10 +96,6 @@ class CommandTracker(CommandReadiness):
                 `apply_flow()`).
         """
         self.settle(position)
-        self.apply_ready(state, config)
-
-    def apply_ready(self, state: RunState, config: TypeMappingConfig) -> None:
-        """Carry out every waiting command whose reads are all settled."""
         self.carry_out_ready(state, config)
 
     def finish_instance(
@@ -131,17 +127,15 @@ class CommandTracker(CommandReadiness):
         instances: tuple[Address, ...] = (),
     ) -> None:
         flow = self.flows[index]
-        before = self.log.snapshot(state, flow, instances) if self.log is not None else None
+        before = self.log.snapshot(state, flow, instances)
         write_iterations(state, flow, config, assign)
-        if self.log is not None and before is not None:
-            self.log.record_mapping(before, state, flow, instances)
+        self.log.record_mapping(before, state, flow, instances)
 
     def _write(self, state: RunState, flow: Flow, config: TypeMappingConfig) -> None:
         """Write a command's ``value`` targets, and log what they wrote."""
-        before = self.log.snapshot(state, flow) if self.log is not None else None
+        before = self.log.snapshot(state, flow)
         super()._write(state, flow, config)
-        if self.log is not None and before is not None:
-            self.log.record_mapping(before, state, flow)
+        self.log.record_mapping(before, state, flow)
 
 
 def _reaches(flow: Flow, tag: str) -> bool:

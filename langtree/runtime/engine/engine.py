@@ -21,45 +21,38 @@ variables, and required assets and the assets a model cannot read are checked
 its prompt leaves out what it does not wait for (`PlanStep.unseen`), so every run sends
 the same prompts whichever call finishes first; ``tests/dataflow`` holds the engine to a
 one-at-a-time reference run over generated trees.
+
+A run (`_Run`) is built from four parts, each complete before the first call: what it is
+given (`RunBasis`), what it records and whom it tells (`RunRecords`), how it calls its
+models (`RunCalls`) and where its steps stand (`Schedule`). What changes as the run goes
+is what the parts hold (values, records, waits), never which parts the run has.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import random
 import time
-from collections.abc import Mapping
+from dataclasses import dataclass
 
-from langchain_core.runnables.config import ensure_config, get_async_callback_manager_for_config
 from pydantic import BaseModel
 
 from langtree.errors import ExecutionError
-from langtree.prompts.preview import PromptBuilder, StepPrompt
+from langtree.prompts.preview import StepPrompt
 from langtree.prompts.state import Address, RunState, instance_text, to_plain
-from langtree.runtime.calls.call import CallContext, CallSettings, Generated, StepCall
-from langtree.runtime.calls.methods import bind_structured
+from langtree.runtime.calls.call import Generated, StepCall
 from langtree.runtime.calls.provider import LLMProvider
-from langtree.runtime.calls.schema import output_schema
 from langtree.runtime.datasets.shared import SharedCalls
-from langtree.runtime.durable.answer_files import AnswerFiles
-from langtree.runtime.durable.call_key import step_identity
 from langtree.runtime.durable.journal import JournalWriteError
-from langtree.runtime.engine.commands import CommandTracker
 from langtree.runtime.engine.instances import Schedule, StepInstance
-from langtree.runtime.engine.json_view import fields_view, json_view, roots_view
-from langtree.runtime.engine.known_parts import KnownParts
 from langtree.runtime.engine.outcome import run_result
-from langtree.runtime.engine.precheck import check_before_calls, model_profile
+from langtree.runtime.engine.precheck import check_before_calls
+from langtree.runtime.engine.records import RunRecords
 from langtree.runtime.engine.resampling import Samples, aggregate, sample
-from langtree.runtime.engine.setup import RunSetup, RunWatch
+from langtree.runtime.engine.run_calls import RunCalls
+from langtree.runtime.engine.setup import RunBasis, RunSetup, RunWatch
 from langtree.runtime.engine.transforms import compute
-from langtree.runtime.engine.waits import InstanceWaits
-from langtree.runtime.faults.cooldown import Cooldown
 from langtree.runtime.faults.failure import RunLimitError, StepFailedError, deadline_keeper
-from langtree.runtime.observe.events import EventSink, StepFailed, StepFinished, ValueMapped
-from langtree.runtime.observe.otel import model_identity, run_tracer
-from langtree.runtime.observe.provenance import ProvenanceLog, ProvenanceRecord
+from langtree.runtime.observe.events import EventSink
 from langtree.runtime.observe.result import RunResult, SkippedInstance, TraceRecord, TransformRecord
 from langtree.structure.planning.plan import PlanStep
 
@@ -114,24 +107,11 @@ async def execute(
             its model an asset of a kind the model's profile says it lacks, or the nodes
             a step generates whole nest too deep for pydantic to build its schema.
     """
-    setup.settings.check()
-    prompts = setup.prompts
-    state = RunState.start(
-        prompts.registry, prompts.inputs, on_missing=setup.on_error, split=prompts.split()
-    )
-    log = ProvenanceLog(prompts.registry)
-    log.record_start(state, prompts.inputs)
-    builder = prompts.builder(state)
-    check_before_calls(prompts, builder, provider)
-    own = shared is None
-    calls = SharedCalls.start(setup.settings, provider) if shared is None else shared
-    run = _Run(setup, provider, state, builder, log, calls, own=own)
-    if events is not None:
-        run.stream_to(events)
+    run = _Run.start(setup, provider, shared, events)
     try:
-        with run.span():
+        with run.records.span(list(setup.tasks)):
             await run.within_deadline()
-        run.check_files()
+        run.calls.check_files()
     except ExecutionError as error:
         error.result = run.result(stopped=True)
         raise
@@ -146,159 +126,58 @@ async def execute(
         )
         raise
     finally:
-        run.close_files()
+        run.calls.close_files()
     return run.result(stopped=False)
 
 
-def _observed() -> bool:
-    """Whether callbacks will see the run's calls: the caller's config (``build()``'s
-    runnable passes its callbacks through the context), or tracing switched on."""
-    return bool(get_async_callback_manager_for_config(ensure_config()).handlers)
-
-
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Run:
-    """The state of one run: values, trace, and the steps still to do."""
+    """One run, made of parts each complete when the run is set up (`start()`).
 
-    def __init__(
-        self,
+    Attributes:
+        basis: What the run is given: its set-up, values and prompt builder.
+        records: What it records (trace, transforms, failures, provenance), and whom it
+            tells.
+        calls: How it calls its models.
+        schedule: Where its steps stand, and the commands they wait for.
+    """
+
+    basis: RunBasis
+    records: RunRecords
+    calls: RunCalls
+    schedule: Schedule
+
+    @classmethod
+    def start(
+        cls,
         setup: RunSetup,
         provider: LLMProvider,
-        state: RunState,
-        builder: PromptBuilder,
-        log: ProvenanceLog,
-        shared: SharedCalls,
-        *,
-        own: bool,
-    ) -> None:
-        self.setup = setup
-        self.prompts = setup.prompts
-        self.shared = shared
-        self.files = shared.files
-        self.own_files = own
-        self.steps = setup.prompts.plan.steps
-        self.state = state
-        self.trace: list[TraceRecord] = []
-        self.transforms: list[TransformRecord] = []
-        self.events: EventSink | None = None
-        self.otel = run_tracer()
-        self.resampled_values: dict[tuple[str, str], float] = {}
-        flows = list(setup.prompts.analysis.flows)
-        self.builder = builder
-        self.log = log
-        self.commands = CommandTracker(setup.prompts.registry, flows, self.steps)
-        self.commands.log = log
-        self.context = CallContext(
-            semaphore=shared.semaphore,
-            meter=shared.meter,
-            record=self._recorded,
-            rng=random.Random(),
-            observed=_observed(),
-        )
-        self.cooldowns = shared.cooldowns
-        self.parts = KnownParts(setup.prompts.registry, builder.known, builder.split)
-        self.calls = [
-            self._step_call(step, provider) if step.transform is None else None
-            for step in self.steps
-        ]
-        self.errors: list[StepFailedError] = []
-        self.skipped: list[SkippedInstance] = []
-        self.schedule = Schedule(
-            waits=InstanceWaits(setup.prompts.registry, self.steps),
-            closed=list(range(len(self.steps))),
-        )
-
-    def _recorded(self, record: TraceRecord) -> None:
-        self.trace.append(record)
-        if self.otel is not None:
-            self.otel.call(record)
-
-    def span(self) -> contextlib.AbstractContextManager[object]:
-        """The run's OpenTelemetry span, when tracing is set up."""
-        if self.otel is None:
-            return contextlib.nullcontext()
-        return self.otel.run(list(self.setup.tasks))
-
-    def _step_span(
-        self, step: PlanStep, address: Address, model: str
-    ) -> contextlib.AbstractContextManager[object]:
-        if self.otel is None:
-            return contextlib.nullcontext()
-        node_path = instance_text(self.prompts.registry, address)
-        return self.otel.step(step.id, node_path, step.fields, model)
-
-    def stream_to(self, events: EventSink) -> None:
-        """Tell ``events`` what the run writes from now on, and what fails."""
-        self.events = events
-        self.log.on_record = self._mapped
-
-    def _mapped(self, record: ProvenanceRecord) -> None:
-        if self.events is not None and record.kind == "mapping":
-            mapped = ValueMapped(
-                path=record.path,
-                value=json_view(record.value, record.path, self.resampled_values),
-                command=record.command or "",
-                source=record.source,
-            )
-            self.events(mapped)
-
-    def _step_finished(
-        self, step: PlanStep, address: Address, values: Mapping[str, object]
-    ) -> None:
-        if self.events is None:
-            return
-        node_path = instance_text(self.prompts.registry, address)
-        finished = StepFinished(
-            step_id=step.id,
-            node_path=node_path,
-            values=fields_view(values, node_path, self.resampled_values),
-            partial=roots_view(self.state.roots, self.resampled_values),
-            transform=step.transform is not None,
-        )
-        self.events(finished)
-
-    def _step_call(self, step: PlanStep, provider: LLMProvider) -> StepCall:
-        """The step's model, bound to its output schema once for all its instances."""
-        node = self.prompts.registry.get(step.node_tag)
-        assert node is not None
-        key = step.model or provider.default
-        config = provider.config(key)
-        output, schema = output_schema(node, step, self.parts)
-        settings = self.setup.settings
-        model = provider.get(key)
-        files = self.files.of_model(config)
-        if self.otel is not None:
-            self.otel.models.setdefault(key, model_identity(key, model))
-        return StepCall(
-            binding=bind_structured(model, schema, config.method),
-            output=output,
-            model=key,
-            settings=CallSettings(
-                max_retries=settings.max_retries,
-                retry=config.retry or settings.retry,
-                call_timeout=config.call_timeout or settings.call_timeout,
-                rate_limit=settings.rate_limit,
-            ),
-            cooldown=self.cooldowns.setdefault(key, Cooldown()),
-            context=self.context,
-            answer_files=files,
-            identity=step_identity(key, model, schema, config.method) if files else "",
-            profile=model_profile(model),
-        )
-
-    def close_files(self) -> None:
-        """Close the journal and cache when the run opened them (once)."""
-        if self.own_files:
-            self.shared.close()
-
-    def check_files(self) -> None:
-        """Close the run's own journal and cache, their last answers committed, and stop
-        the run if a write to them (or to a dataset's) failed.
+        shared: SharedCalls | None,
+        events: EventSink | None,
+    ) -> _Run:
+        """Set a run up and check it, up to its first model call.
 
         Raises:
-            JournalWriteError: A write failed.
+            ExecutionError: A setting is out of range, a check before the first call
+                failed, or the journal or cache cannot be opened.
+            StructureError: A step's model or schema cannot be had (see `execute()`).
         """
-        self.close_files()
-        self.files.check_written()
+        setup.settings.check()
+        prompts = setup.prompts
+        state = RunState.start(
+            prompts.registry, prompts.inputs, on_missing=setup.on_error, split=prompts.split()
+        )
+        records = RunRecords.start(prompts.registry, events)
+        records.log.record_start(state, prompts.inputs)
+        builder = prompts.builder(state)
+        check_before_calls(prompts, builder, provider)
+        basis = RunBasis.start(setup, state, builder)
+        return cls(
+            basis=basis,
+            records=records,
+            calls=RunCalls.bind(basis, provider, records, shared),
+            schedule=Schedule.of_plan(prompts, records.log),
+        )
 
     async def within_deadline(self) -> None:
         """Run every step, stopping at the run's deadline.
@@ -306,12 +185,15 @@ class _Run:
         Raises:
             RunLimitError: The deadline passed (the steps still running are cancelled).
         """
-        deadline = self.setup.settings.deadline
+        deadline = self.basis.setup.settings.deadline
         if deadline is None:
             await self.all_steps()
             return
         started = time.monotonic()
-        self.builder.keep_time = deadline_keeper(deadline, started=started)
+        # The deadline's clock starts now, after the checks before the first call (which
+        # read assets through the same builder with no deadline): from here on, reading
+        # an asset's file stops when the deadline passes.
+        self.basis.builder.keep_time = deadline_keeper(deadline, started=started)
         try:
             async with asyncio.timeout(deadline) as scope:
                 await self.all_steps()
@@ -334,8 +216,10 @@ class _Run:
         the run from starting anything more, but the calls already in flight are paid
         for: they finish (and their values are kept) before the limit's error is raised.
         """
-        self.commands.apply_ready(self.state, self.prompts.config)
         schedule = self.schedule
+        # The commands that read only what the inputs hold are carried out before any
+        # step opens, as the dry run does before its first step.
+        schedule.commands.carry_out_ready(self.basis.state, self.basis.prompts.config)
         limit: RunLimitError | JournalWriteError | None = None
         try:
             while True:
@@ -373,31 +257,32 @@ class _Run:
         """
         schedule = self.schedule
         waits = schedule.waits
+        steps = self.basis.steps
         starting: list[StepInstance] = []
         while True:
             self._open(
-                [p for p in schedule.closed if self.commands.ready_for(p) and waits.created(p)]
+                [p for p in schedule.closed if schedule.commands.ready_for(p) and waits.created(p)]
             )
-            ready = schedule.waits.take_ready()
+            ready = waits.take_ready()
             if not ready:
                 break
             for position, address in ready:
                 instance = StepInstance(position=position, address=address)
-                step = self.steps[position]
-                because = schedule.waits.broken_dependency(position, address)
+                step = steps[position]
+                because = waits.broken_dependency(position, address)
                 if because is not None:
                     self._skip(instance, because)
-                    schedule.waits.finish(position, address)
+                    waits.finish(position, address)
                 elif not self._due(step, address):
-                    schedule.waits.finish(position, address)
+                    waits.finish(position, address)
                 elif step.transform is not None:
                     self._compute(position, address)
-                    schedule.waits.finish(position, address)
+                    waits.finish(position, address)
                 else:
                     starting.append(instance)
             self._settle()
         for instance in starting:
-            prompt = self.builder.build(self.steps[instance.position], instance.address)
+            prompt = self.basis.builder.build(steps[instance.position], instance.address)
             task = asyncio.create_task(self._instance(instance.position, instance.address, prompt))
             schedule.start(task, instance)
 
@@ -407,84 +292,90 @@ class _Run:
         Raises:
             ExecutionError: The transform failed (see `compute()`).
         """
-        step = self.steps[position]
+        basis, records = self.basis, self.records
+        step = basis.steps[position]
         assert step.transform is not None
         started = time.perf_counter()
         computed = compute(
             step.transform,
             step.fields[0],
             address,
-            self.state,
-            self.prompts.config,
-            self.resampled_values,
+            basis.state,
+            basis.prompts.config,
+            records.resampled_values,
         )
         values = {computed.field_name: computed.value}
-        self.state.write_generated(address, values)
-        record = TransformRecord(
-            step_id=step.id,
-            node_path=instance_text(self.prompts.registry, address),
-            field=computed.field_name,
-            expression=step.transform.expression,
-            value=computed.value,
-            latency=time.perf_counter() - started,
+        basis.state.write_generated(address, values)
+        records.transform(
+            TransformRecord(
+                step_id=step.id,
+                node_path=instance_text(basis.prompts.registry, address),
+                field=computed.field_name,
+                expression=step.transform.expression,
+                value=computed.value,
+                latency=time.perf_counter() - started,
+            )
         )
-        self.transforms.append(record)
-        if self.otel is not None:
-            self.otel.transform(step.id, record.node_path, record.expression, record.latency)
-        self.log.record_transform(address, values, step_id=step.id, transform=step.transform)
-        self._step_finished(step, address, values)
-        self.commands.finish_instance(position, address, self.state, self.prompts.config)
+        records.log.record_transform(address, values, step_id=step.id, transform=step.transform)
+        records.step_finished(step, address, values, basis.state.roots)
+        self._finish_instance(position, address)
 
     def _outcome(self, task: asyncio.Task[None], instance: StepInstance) -> None:
         """Raise what an instance raised, unless it failed and the run continues."""
         error = task.exception()
         if error is None:
             return
-        if self.setup.on_error == "continue" and isinstance(error, StepFailedError):
-            self.errors.append(error)
-            if self.events is not None:
-                self.events(StepFailed(error=error))
+        if self.basis.setup.on_error == "continue" and isinstance(error, StepFailedError):
+            self.records.failure(error)
             because = f"{error.step_id} at {error.node_path}"
             self.schedule.waits.mark_broken(instance.position, instance.address, because)
             return
         raise error
 
     def _skip(self, instance: StepInstance, because: str) -> None:
-        step = self.steps[instance.position]
-        node_path = instance_text(self.prompts.registry, instance.address)
-        self.skipped.append(SkippedInstance(step_id=step.id, node_path=node_path, because=because))
+        step = self.basis.steps[instance.position]
+        node_path = instance_text(self.basis.prompts.registry, instance.address)
+        skipped = SkippedInstance(step_id=step.id, node_path=node_path, because=because)
+        self.records.skipped.append(skipped)
         self.schedule.waits.mark_broken(instance.position, instance.address, because)
 
     def _open(self, positions: list[int]) -> None:
         """List the instances of steps that may open, and carry out what that settles."""
         for position in positions:
             self.schedule.closed.remove(position)
-            instances = self.state.instances(self.steps[position].node_tag)
+            instances = self.basis.state.instances(self.basis.steps[position].node_tag)
             self.schedule.waits.open(position, instances)
         self._settle()
 
     def _settle(self) -> None:
         """Carry out the commands that steps finished for all their instances make ready."""
         for position in self.schedule.waits.take_finished():
-            self.commands.finish_step(position, self.state, self.prompts.config)
+            self.schedule.commands.finish_step(
+                position, self.basis.state, self.basis.prompts.config
+            )
+
+    def _finish_instance(self, position: int, address: Address) -> None:
+        """Carry out what an instance's output sends to its own elements."""
+        self.schedule.commands.finish_instance(
+            position, address, self.basis.state, self.basis.prompts.config
+        )
 
     def _due(self, step: PlanStep, address: Address) -> bool:
         """Whether the instance exists and lacks some of the step's fields."""
         if None in address.indices:
             return False
-        values = self.state.instance(address)
+        values = self.basis.state.instance(address)
         return values is not None and not all(name in values for name in step.fields)
 
     async def _instance(self, position: int, address: Address, prompt: StepPrompt) -> None:
-        call = self.calls[position]
-        assert call is not None, "transforms are computed, not called"
-        with self._step_span(self.steps[position], address, call.model):
+        call = self.calls.of(position)
+        with self.records.step_span(self.basis.steps[position], address, call.model):
             await self._called(position, address, prompt, call)
 
     async def _called(
         self, position: int, address: Address, prompt: StepPrompt, call: StepCall
     ) -> None:
-        step = self.steps[position]
+        step = self.basis.steps[position]
         if step.resample > 1:
             samples = await sample(call, prompt, step.resample)
             parsed, attempts = self._aggregated(step, prompt, samples)
@@ -494,10 +385,10 @@ class _Run:
                 raise _failure(prompt, generated)
             parsed, attempts = generated.output, generated.attempts
         written = self._write(address, parsed)
-        self.commands.finish_instance(position, address, self.state, self.prompts.config)
+        self._finish_instance(position, address)
         if written:
             last = attempts[-1] if attempts else None
-            self.log.record_step(
+            self.records.log.record_step(
                 address,
                 written,
                 step_id=step.id,
@@ -507,7 +398,7 @@ class _Run:
                 sample=step.resample,
                 replayed=all(record.replayed for record in attempts if record.error is None),
             )
-            self._step_finished(step, address, written)
+            self.records.step_finished(step, address, written, self.basis.state.roots)
 
     def _aggregated(
         self, step: PlanStep, prompt: StepPrompt, samples: Samples
@@ -528,10 +419,10 @@ class _Run:
                 cause=last.cause,
             )
             raise _failure(prompt, whole, sample=samples.fatal, samples=step.resample)
-        settings = self.prompts.analysis.settings.get(step.node_tag)
+        settings = self.basis.prompts.analysis.settings.get(step.node_tag)
         combined = aggregate(samples.valid, step.fields, settings.aggregations if settings else {})
         for name, value in combined.resampled_values.items():
-            self.resampled_values[(prompt.node_path, name)] = value
+            self.records.resampled_values[(prompt.node_path, name)] = value
         return combined.output, tuple(samples.attempts)
 
     def _write(self, address: Address, parsed: BaseModel) -> dict[str, object]:
@@ -540,16 +431,17 @@ class _Run:
         Returns:
             The fields written, with their values (none when the instance is gone).
         """
+        state = self.basis.state
         values = to_plain(parsed)
         assert isinstance(values, dict)
-        current = self.state.instance(address) or {}
+        current = state.instance(address) or {}
         fresh = {name: value for name, value in values.items() if name not in current}
-        if self.state.instance(address) is None:
+        if state.instance(address) is None:
             return {}
-        node = self.prompts.registry.get(address.tag)
+        node = self.basis.prompts.registry.get(address.tag)
         assert node is not None
-        self.parts.fill(node, fresh)
-        self.state.write_generated(address, fresh)
+        self.basis.parts.fill(node, fresh)
+        state.write_generated(address, fresh)
         return fresh
 
     def result(self, *, stopped: bool) -> RunResult:
@@ -559,21 +451,22 @@ class _Run:
             ExecutionError: The run finished, no step failed, and a task does not
                 validate (e.g. a validator of the class).
         """
-        self.close_files()
-        files = self.files if self.own_files else AnswerFiles()
+        self.calls.close_files()
+        files = self.calls.reported_files()
+        records = self.records
         return run_result(
-            tasks=self.setup.tasks,
-            state=self.state,
-            trace=tuple(self.trace),
-            transforms=tuple(self.transforms),
-            provenance=tuple(self.log.records),
-            errors=tuple(self.errors),
-            skipped=tuple(self.skipped),
-            resampled_values=dict(self.resampled_values),
+            tasks=self.basis.setup.tasks,
+            state=self.basis.state,
+            trace=tuple(records.trace),
+            transforms=tuple(records.transforms),
+            provenance=tuple(records.log.records),
+            errors=tuple(records.errors),
+            skipped=tuple(records.skipped),
+            resampled_values=dict(records.resampled_values),
             stopped=stopped,
             journal=files.journal_report,
             cache=files.cache_report,
-            plan=self.setup.prompts.plan,
+            plan=self.basis.prompts.plan,
         )
 
 

@@ -1,6 +1,7 @@
 """The step instances of a run: which may start, which are running, which have finished.
 
-The engine (`langtree.runtime.engine.engine`) starts an instance's task once `InstanceWaits`
+The engine (`langtree.runtime.engine.engine`) opens a step once `CommandTracker` has
+carried out the commands it waits for, starts an instance's task once `InstanceWaits`
 lets it, keeps it in a `Schedule` while its calls are in flight, and handles each task
 as it reports that it is done.
 """
@@ -10,8 +11,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from langtree.prompts.preview import PromptSetup
 from langtree.prompts.state import Address
+from langtree.runtime.engine.commands import CommandTracker
 from langtree.runtime.engine.waits import InstanceWaits
+from langtree.runtime.observe.provenance import ProvenanceLog
 
 __all__ = ["Schedule", "StepInstance"]
 
@@ -25,11 +29,16 @@ class StepInstance:
     address: Address
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Schedule:
     """Where the run's steps stand.
 
+    The parts are fixed when the run is set up (`of_plan()`); what they hold changes as
+    the run goes.
+
     Attributes:
+        commands: The ``@each``/``@all`` commands still waiting, and which steps wait
+            for them.
         waits: Which instances may start (per element).
         closed: The steps whose instances are not listed yet (their commands wait).
         running: The instances whose calls are in flight, by their task.
@@ -37,11 +46,23 @@ class Schedule:
         wake: Set when ``done`` gets a task.
     """
 
+    commands: CommandTracker
     waits: InstanceWaits
     closed: list[int]
     running: dict[asyncio.Task[None], StepInstance] = field(default_factory=dict)
     done: list[asyncio.Task[None]] = field(default_factory=list)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @classmethod
+    def of_plan(cls, prompts: PromptSetup, log: ProvenanceLog) -> Schedule:
+        """A run's schedule before anything has run: every step closed (``log``: receives
+        what the commands write)."""
+        steps = prompts.plan.steps
+        return cls(
+            commands=CommandTracker(prompts.registry, prompts.analysis.flows, steps, log=log),
+            waits=InstanceWaits(prompts.registry, steps),
+            closed=list(range(len(steps))),
+        )
 
     def start(self, task: asyncio.Task[None], instance: StepInstance) -> None:
         """Keep a started instance's task until it finishes."""
@@ -62,5 +83,6 @@ class Schedule:
         """
         await self.wake.wait()
         self.wake.clear()
-        done, self.done = self.done, []
-        return [(task, self.running.pop(task)) for task in done]
+        finished = [(task, self.running.pop(task)) for task in self.done]
+        self.done.clear()
+        return finished

@@ -1,7 +1,8 @@
 """What a run starts from, and how synchronous code waits for it.
 
 `RunSetup` is a validated structure planned for the caller's inputs, with the
-run's settings: everything `execute()` needs.
+run's settings: everything `execute()` needs. `RunBasis` is what the run then makes of
+it before the first call: the values it starts from and how its prompts are built.
 `run_interruptible()` runs it to completion from synchronous code on LangTree's own
 event loop (`langtree.runtime.engine.loop`) and turns Ctrl-C into
 `RunInterrupted` with what had finished.
@@ -9,20 +10,30 @@ event loop (`langtree.runtime.engine.loop`) and turns Ctrl-C into
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from langtree.errors import ExecutionError
-from langtree.prompts.preview import PromptSetup
+from langtree.prompts.preview import PromptBuilder, PromptSetup
+from langtree.prompts.state import RunState
 from langtree.runtime.calls.provider import LLMProvider
+from langtree.runtime.engine.known_parts import KnownParts
 from langtree.runtime.engine.loop import run_sync
 from langtree.runtime.faults.failure import RunInterrupted
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.settings import RunSettings
+from langtree.structure.planning.plan import PlanStep
 from langtree.structure.tree.tree_node import TreeNode
 
-__all__ = ["OnError", "RunSetup", "RunWatch", "require_provider", "run_interruptible"]
+__all__ = [
+    "OnError",
+    "RunBasis",
+    "RunSetup",
+    "RunWatch",
+    "require_provider",
+    "run_interruptible",
+]
 
 OnError = Literal["raise", "continue"]
 
@@ -43,6 +54,40 @@ class RunSetup:
     tasks: Mapping[str, type[TreeNode]]
     settings: RunSettings
     on_error: OnError = "raise"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunBasis:
+    """What a run is given once its checks before the first call have passed.
+
+    Attributes:
+        setup: The validated, planned run.
+        state: The run's values: the inputs and defaults, then what it writes.
+        builder: Assembles each step instance's prompt from ``state``.
+        parts: The fields left out of the nodes its steps generate whole (their classes
+            and the values read from a model).
+    """
+
+    setup: RunSetup
+    state: RunState
+    builder: PromptBuilder
+    parts: KnownParts
+
+    @classmethod
+    def start(cls, setup: RunSetup, state: RunState, builder: PromptBuilder) -> RunBasis:
+        """The basis of a run from its set-up, its values and its prompt builder."""
+        parts = KnownParts(setup.prompts.registry, builder.known, builder.split)
+        return cls(setup=setup, state=state, builder=builder, parts=parts)
+
+    @property
+    def prompts(self) -> PromptSetup:
+        """What the prompts are assembled from."""
+        return self.setup.prompts
+
+    @property
+    def steps(self) -> Sequence[PlanStep]:
+        """The plan's steps, in plan order (a step's position indexes them)."""
+        return self.setup.prompts.plan.steps
 
 
 class RunWatch:

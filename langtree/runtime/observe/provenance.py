@@ -138,13 +138,22 @@ def prompt_sha256(text: str) -> str:
 
 
 class ProvenanceLog:
-    """The records of one run, in write order: the one place every write goes through."""
+    """The records of one run, in write order: the one place every write goes through.
 
-    def __init__(self, registry: NodeRegistry) -> None:
+    Args:
+        registry: The nodes.
+        on_record: Told of each record as it is added (a streamed run's mapping events).
+    """
+
+    def __init__(
+        self,
+        registry: NodeRegistry,
+        *,
+        on_record: Callable[[ProvenanceRecord], None] | None = None,
+    ) -> None:
         self.registry = registry
         self.records: list[ProvenanceRecord] = []
-        # Told of each record as it is added (a streamed run's mapping events).
-        self.on_record: Callable[[ProvenanceRecord], None] | None = None
+        self.on_record = on_record
 
     def record_start(self, state: RunState, inputs: Mapping[str, object]) -> None:
         """Record the state a run starts from: supplied values as inputs, the rest as
