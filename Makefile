@@ -30,8 +30,10 @@ example: $(INSTALLED)
 check: $(INSTALLED)
 	$(BIN)/langtree check examples/
 
+# One worker per core (pytest-xdist): on two cores the suite takes about 60 % of the time
+# one process takes (benchmarks/README.md, "Test suite").
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -m "not local_model and not ray and not browser"
+	$(BIN)/python -m pytest -q -n auto -m "not local_model and not ray and not browser"
 
 # The engine against the reference scheduler over 1,500 generated trees, more than 1,000
 # of which validate and run (`make test` runs 100 of them): tests/dataflow.

@@ -28,6 +28,17 @@ from langtree.testing import (
 
 pytest_plugins = ["pytester"]
 
+
+@pytest.fixture(autouse=True)
+def users_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sessions pytester runs are a user's own, not workers of the suite's parallel run
+    (``make test`` runs pytest-xdist): told that they are (``PYTEST_XDIST_WORKER``),
+    syrupy reports as a worker does and a failed snapshot's diff loses lines."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+
 # The head of every test file run by pytester: a task, and a chat model LangTree does not
 # know to be offline, which counts its calls.
 HEAD = '''
