@@ -468,11 +468,17 @@ def _priority(value: object, member: object) -> tuple[int, int]:
 def _to_literal(
     value: object, target: object, allowed: tuple[object, ...], config: TypeMappingConfig
 ) -> object:
+    # An option the value already is wins over one it converts to, wherever it stands:
+    # 1 stays 1 in Literal["1", 1] and in Literal[True, 1] (1 == True, hence the type).
+    for option in allowed:
+        if type(value) is type(option) and value == option:
+            return option
     for option in allowed:
         try:
             converted = convert_value(value, type(option), config)
         except ConversionError:
             continue
+        # The type too: 1 == True == 1.0, but only one of them is the option.
         if type(converted) is type(option) and converted == option:
             return option
     options = ", ".join(repr(option) for option in allowed)
