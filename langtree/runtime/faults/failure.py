@@ -203,6 +203,9 @@ def deadline_keeper(
     return keep_time
 
 
+# A ``KeyboardInterrupt``: code that stops on Ctrl-C (a script's ``except
+# KeyboardInterrupt``, Jupyter) still does, and ``except Exception`` does not swallow
+# it.
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a synchronous run: no call started after it, calls in flight were
     cancelled.
