@@ -308,8 +308,9 @@ def _to_enum(source: type, target: type[Enum], config: TypeMappingConfig) -> _Le
 # source before a union target, so that each source member meets the whole target
 # union (``int | None → float | None`` is SAFE; the other way round neither
 # ``float`` nor ``None`` would take all of ``int | None``). ``None`` before ``str``:
-# "anything but None → str". ``str`` before the containers and classes: anything
-# else becomes its JSON text.
+# "anything but None → str". The rule for a ``str`` target before those for
+# containers and classes: any other value converts to its text (collections and
+# models to JSON).
 _RULES: tuple[_Rule, ...] = (
     _equal_or_any,
     _source_union,
