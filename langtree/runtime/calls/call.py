@@ -243,8 +243,13 @@ class StepCall:
             "run_name": f"{prompt.node_path}: {', '.join(prompt.fields)}",
         }
         attempts: list[TraceRecord] = []
+        # Two budgets: an answer that could not be used and a call that got none are told
+        # apart (``max_retries`` and ``RetryPolicy.max_retries``), so a flaky connection
+        # does not spend the retries meant for a model's mistakes, nor the other way round.
         spent = {"invalid_output": 0, "transient": 0}
         waited = 0.0
+        # Keyed on the messages without feedback: the feedback follows from the answer
+        # before it, which the journal holds, so an answer's number says where it stands.
         answers = _Answers.of(self, prompt, base, sample)
         while True:
             call = _Call(prompt=prompt, messages=messages, attempt=len(attempts) + 1, sample=sample)
@@ -271,7 +276,11 @@ class StepCall:
                 feedback = feedback_message(
                     tried.record.error, prompt.fields, self.binding.instructions
                 )
+                # The prompt and the latest problem only: the invalid answer is not sent
+                # back as the model's message, and earlier problems are left out, so the
+                # prompt does not grow with each retry.
                 messages = (*base, feedback)
+                # The next record counts its own waits only.
                 waited = 0.0
             else:
                 assert wait is not None
@@ -353,6 +362,9 @@ class StepCall:
             self._check_assets(prompt)
             reading = await self._ask(list(call.messages), config)
         except asyncio.CancelledError:
+            # A call cancelled in flight (Ctrl-C, the deadline, another step's failure) got
+            # no answer: it leaves the tokens in flight and counts as unanswered, then the
+            # cancellation goes on.
             meter.settle(prompt.tokens, None, answered=False)
             raise
         # A provider may raise any type: each error is classified and recorded, and
@@ -411,6 +423,8 @@ class StepCall:
         return _Attempt(output=None, record=record, error=error)
 
     def _classify(self, error: BaseException) -> FailureKind:
+        # LangTree's own ``call_timeout`` ran out: transient (see the module), and no
+        # classifier is asked, as no provider raised it.
         if isinstance(error, _CallTimeoutError):
             return "transient"
         policy = self.settings.retry
@@ -431,6 +445,8 @@ class StepCall:
             async with asyncio.timeout(timeout) as scope:
                 return await self._traced(messages, config)
         except TimeoutError as error:
+            # Only a timeout of this scope is ``call_timeout``'s; a TimeoutError the client
+            # raised itself is classified as the provider's (rule 6).
             if scope.expired():
                 raise _CallTimeoutError(timeout) from error
             raise
@@ -448,6 +464,9 @@ class StepCall:
         try:
             child = patch_config(config, callbacks=run.get_child())
             with set_config_context(child) as context:
+                # As ``RunnableSequence`` runs a step: the child config set in the context,
+                # in a task of its own, so that tracers that read the context rather than
+                # the config see the model's run as this chain run's child.
                 reply = await coro_with_context(
                     self.binding.runnable.ainvoke(messages, config=child), context, create_task=True
                 )
@@ -473,6 +492,8 @@ class StepCall:
         """The answer as the step's class, or why it is not usable (text that is not
         Unicode, a lone surrogate, is invalid output: no later prompt could carry it)."""
         parsed = reading.arguments
+        # A parsed answer may be a pydantic object of another class (a user's runnable
+        # parsed it): validated again, from plain data, as the step's class.
         if isinstance(parsed, BaseModel):
             parsed = parsed.model_dump()
         problem: object = reading.problem
@@ -524,6 +545,8 @@ class _Answers:
             return None
         entry = self.recorded[self.given]
         output = None
+        # A valid answer is validated again: the step's class may have changed (a validator)
+        # since it was recorded, and an answer it refuses is asked for anew.
         if entry.output is not None:
             try:
                 output = step.output.model_validate_json(entry.output)
@@ -557,6 +580,8 @@ class _Answers:
         if not record.answered:
             return
         self.given += 1
+        # ``given`` counts replayed answers too, so a new answer continues the chain it
+        # follows; a replayed one is in its file already and is not copied to the other.
         if not self.files or record.replayed:
             return
         entry = JournalEntry(
@@ -572,6 +597,8 @@ class _Answers:
             usage=record.usage,
             latency=record.latency,
         )
+        # Both files at once; the call keeps its place under ``max_concurrency`` until both
+        # have committed (`_attempt`).
         await asyncio.gather(*(file.record(entry) for file in self.files))
 
 

@@ -100,6 +100,9 @@ class StructuredChatModel(BaseChatModel):
             parsed=itemgetter("raw") | parser, parsing_error=lambda _: None
         )
         unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
+        # The shape of LangChain's own integrations, ``RunnableMap(raw=...) | ...``: a parse
+        # failure lands in ``parsing_error``, and `langtree.runtime.calls.methods` unwraps
+        # the ``raw`` branch as it does a provider model's.
         return RunnableMap(raw=bound) | parsed.with_fallbacks(
             [unparsed], exception_key="parsing_error"
         )

@@ -241,6 +241,7 @@ def resolve_method(model: Runnable[Any, Any], choice: MethodChoice) -> Method:
 def primary_chat_model(model: Runnable[Any, Any]) -> BaseChatModel | None:
     """The chat model a runnable wraps first (for fallbacks, the first model), if known."""
     seen = 0
+    # A bound on the depth: a wrapper that holds itself cannot hang the run.
     while not isinstance(model, BaseChatModel) and seen < 32:
         seen += 1
         if isinstance(model, RunnableBindingBase):
@@ -284,6 +285,9 @@ def _bind_chat_model(
     if method == "function_calling":
         name: str = convert_to_openai_tool(dict(schema))["function"]["name"]
         try:
+            # The one tool, forced by name: a model that may choose answers in text instead.
+            # ``ls_structured_output_format`` lets tracers show the call as structured
+            # output, as ``with_structured_output`` would.
             return model.bind_tools(
                 [dict(schema)],
                 tool_choice=name,
@@ -300,6 +304,8 @@ def _bind_chat_model(
         else:
             chain = model.with_structured_output(dict(schema), method=method, include_raw=True)
     except _UNSUPPORTED as error:
+        # The prompt carries the form of the answer: a model without JSON mode is still
+        # asked for JSON text, unbound.
         if method == "json_mode":
             return model
         raise ExecutionError(
@@ -338,6 +344,8 @@ class _BoundPerCall(Runnable[LanguageModelInput, Any]):
         known = self._bound.get(id(selected))
         if known is None or known[0] is not selected:
             # Keyed by identity; the model is kept so that its id stays its own.
+            # Bounded: a config that builds a new model for every call would otherwise grow
+            # the cache for the run's whole life.
             if len(self._bound) >= 64:
                 self._bound.clear()
             known = (selected, _bound(selected, self.schema, self.method))

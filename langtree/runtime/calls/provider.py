@@ -179,6 +179,8 @@ class LLMProvider:
     @property
     def default(self) -> str:
         """The key of the default model (the first one given)."""
+        # The first key given (dicts keep their order): DESIGN §3, "the first model is the
+        # default".
         return next(iter(self._models.configs))
 
     def list_models(self) -> list[str]:
@@ -310,6 +312,8 @@ class LLMProvider:
     def _models_of(self, key: str) -> BuiltModels:
         """The models ``key`` is taken from: those of the innermost `override()` block
         in force that overrides it, else the provider's own."""
+        # Innermost block first, so a nested ``override()`` of a key wins; a block of
+        # another provider is passed over.
         for layer in reversed(_overrides.get()):
             if layer.provider is self and key in layer.models.configs:
                 return layer.models

@@ -92,6 +92,7 @@ def _read_message(binding: StructuredBinding, reply: AIMessage) -> Reading:
     problem: object
     if binding.tool_name is not None and _has_tool_calls(reply):
         arguments, problem = _tool_arguments(reply, binding.tool_name)
+    # langchain-openai parses a native structured answer itself and leaves it here.
     elif isinstance(reply.additional_kwargs.get("parsed"), Mapping):
         arguments, problem = reply.additional_kwargs["parsed"], None
     elif binding.tool_name is not None:
@@ -130,6 +131,8 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
         if call["name"] == name:
             return call["args"], None
     for invalid in reply.invalid_tool_calls:
+        # A call whose name could not be read may be the one asked for: its arguments are
+        # the problem to report, not a missing call.
         if invalid.get("name") in (name, None):
             return None, invalid_tool_arguments(str(invalid.get("args") or ""))
     if reply.tool_calls:
@@ -146,6 +149,8 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
 def _json_object(text: str) -> tuple[object, str | None]:
     """The JSON object in an answer's text (a fenced block is accepted)."""
     try:
+        # Plain JSON first: a fence is looked for only in text that is no JSON, so a string
+        # value that holds a fenced block is not cut out of a valid answer.
         value = json.loads(text)
     except json.JSONDecodeError:
         try:
@@ -169,6 +174,7 @@ def finish_reason(message: AIMessage | None) -> str | None:
 
 def _truncated(message: AIMessage) -> bool:
     """Whether the provider says it stopped at the output limit."""
+    # OpenAI's and Ollama's ``length``, Anthropic's ``max_tokens``.
     return str(finish_reason(message)).lower() in ("length", "max_tokens")
 
 

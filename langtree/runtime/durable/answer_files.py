@@ -55,12 +55,16 @@ class AnswerFiles:
         try:
             return cls(journal=journal, cache=open_cache(as_cache(chosen), journal))
         except ExecutionError:
+            # The journal's writer thread is running: it is stopped before the error goes
+            # up, so that the file is not left open.
             if journal is not None:
                 journal.close()
             raise
 
     def of_model(self, config: ModelConfig) -> tuple[Journal, ...]:
         """The files that hold the answers of a model's calls, the journal first."""
+        # The journal first: of two chains of answers equally long, the journal's is
+        # replayed (the run's own answers before the models' shared ones).
         files = (self.journal, self.cache if config.cache else None)
         return tuple(file for file in files if file is not None)
 

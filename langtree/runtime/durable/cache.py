@@ -105,6 +105,8 @@ def open_cache(cache: ResponseCache, journal: Journal | None) -> Journal:
             "  hint: a journal already replays the calls it holds: give the run either "
             "a journal or a cache, or two different files"
         )
+    # Not preloaded: the cache holds the calls of every run that used it, and a run
+    # reads only its own.
     return Journal(cache.path, max_age=cache.max_age, preload=False, kind="cache")
 
 
@@ -116,4 +118,5 @@ def cache_report(cache: Journal) -> CacheReport:
 
 
 def _same_file(first: Path, second: Path) -> bool:
+    # Resolved: a relative path, a ``..`` or a symbolic link may name the same file.
     return first.resolve() == second.resolve()

@@ -34,6 +34,8 @@ def step_identity(model_key: str, model: object, schema: dict[str, Any], method:
         {
             "model_key": model_key,
             "model": model_identity(model),
+            # The schema and method decide the form of the answer: an answer given for
+            # another schema would not validate, or would hold other fields.
             "schema": schema,
             "method": method,
         }
@@ -55,8 +57,13 @@ def call_key(
             "step": step,
             "step_id": step_id,
             "node_path": node_path,
+            # A step split differently (a field given a step of its own) asks for
+            # something else, even where its messages read the same.
             "fields": list(fields),
             "sample": sample,
+            # Type and content only: the prompt's messages carry nothing else that reaches
+            # the model (an id, where one is set, would change from run to run). Content
+            # blocks are content: a changed image changes the key.
             "messages": [{"type": m.type, "content": m.content} for m in messages],
         }
     )
@@ -66,17 +73,23 @@ def model_identity(model: object) -> str:
     """A model's class and parameters, as text; wrappers (``bind``, ``with_retry``,
     ``with_fallbacks``, configurable models) give the identities of what they wrap."""
     parts: list[str] = []
+    # Breadth first, in the order the wrappers hold their parts, so that one chain of
+    # wrappers always gives one text.
     pending = [model]
     while pending:
         current = pending.pop(0)
         parts.append(f"{type(current).__module__}.{type(current).__qualname__}")
         llm_string = getattr(current, "_get_llm_string", None)
+        # A chat model's own cache key already holds its parameters (and masks its
+        # secrets): what it wraps, if anything, is not read further.
         if callable(llm_string):
             parts.append(str(llm_string()))
             continue
         kwargs = getattr(current, "kwargs", None)
         if isinstance(kwargs, dict) and kwargs:
             parts.append(json.dumps(kwargs, sort_keys=True, default=repr))
+        # What ``bind``/``with_retry`` (``bound``), ``with_fallbacks`` (``runnable``) and a
+        # configurable model (``default_runnable``) wrap.
         for name in ("bound", "runnable", "default_runnable"):
             inner = getattr(current, name, None)
             if inner is not None:
@@ -86,5 +99,8 @@ def model_identity(model: object) -> str:
 
 
 def _digest(data: dict[str, object]) -> str:
+    # Sorted keys: the key does not depend on the order a dict was built in.
+    # ``surrogatepass``: a lone surrogate in a message (which cannot be encoded as
+    # UTF-8) still gives a key, the same one every time.
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -177,6 +177,8 @@ class Journal:
         self.read_only = opened.read_only
         """Why the file cannot be written (``None``: it can)."""
         self._known: dict[str, tuple[JournalEntry, ...]] | None = None
+        # A preloaded journal answers every lookup from memory, so its reader is closed at
+        # once; without preload the reader stays open for the lookups, until `close`.
         if preload:
             try:
                 self._known = self._read()
@@ -188,6 +190,8 @@ class Journal:
         self._queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._failure: sqlite3.Error | None = None
         self._writer: threading.Thread | None = None
+        # A read-only file gets no writer: `check_recordable` stops the run before a call
+        # whose answer would have to be written.
         if self.read_only is None:
             self._start_writer()
 
@@ -198,6 +202,8 @@ class Journal:
             ExecutionError: The file is damaged.
         """
         if self._known is None:
+            # Looked up on demand (a cache): not counted in ``_used``, as ``unmatched`` is
+            # only reported for a preloaded journal.
             return tuple(_consecutive(self._select("AND key = ? ORDER BY answer", key)))
         self._used.add(key)
         return self._known.get(key, ())
@@ -247,6 +253,8 @@ class Journal:
         # A read-only file stops the run before any call (check_recordable), so only a
         # file that may be written is asked to record an answer.
         assert self.read_only is None, "a read-only file records nothing"
+        # An asyncio future is not thread-safe: the writer thread settles it through the
+        # loop that made it (`_commit`, ``call_soon_threadsafe``).
         done = asyncio.get_running_loop().create_future()
         self._queue.put(_Write(entry=entry, done=done))
         await done
@@ -255,6 +263,9 @@ class Journal:
         """Commit what is queued and close the file; a write that fails is kept for
         `check_written`."""
         if self._writer is not None:
+            # ``None`` is queued after every answer: the writer commits them all, then ends.
+            # ``recorded`` is read only after the join, once the writer thread alone has
+            # counted it.
             self._queue.put(None)
             self._writer.join()
         if self._known is None:
@@ -284,6 +295,10 @@ class Journal:
         """
         try:
             rows = self._reader.execute(
+                # Times are UTC ``isoformat()`` text, which sorts as the times do (one
+                # without microseconds sorts before those with them in its second): the
+                # expiry is a text comparison. ``since`` is "" without ``max_age``, before
+                # every time.
                 f"SELECT rowid, {COLUMNS} FROM answers WHERE recorded_at >= ? {rest}",
                 (self._since, *parameters),
             ).fetchall()
@@ -314,6 +329,8 @@ class Journal:
     def _write_all(self, connection: sqlite3.Connection) -> None:
         try:
             while True:
+                # Wait for one answer, then take what else is queued already, without
+                # waiting: a lone answer is committed at once, a burst in one transaction.
                 batch = [self._queue.get()]
                 while batch[-1] is not None and len(batch) < _BATCH and not self._queue.empty():
                     batch.append(self._queue.get())
@@ -327,6 +344,10 @@ class Journal:
     def _commit(self, connection: sqlite3.Connection, writes: list[_Write]) -> None:
         try:
             with connection:
+                # One transaction per batch: it is committed whole, or rolled back whole.
+                # OR REPLACE: an answer number the file holds already is an expired answer
+                # (``max_age``) or a valid one the step's class no longer accepts; the
+                # call's new answer takes its place.
                 connection.executemany(
                     f"INSERT OR REPLACE INTO answers ({COLUMNS}) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -339,6 +360,8 @@ class Journal:
             # finds the run stopped (check_recordable). Later writes are still tried:
             # what fits is kept for the next run.
             self._failure = self._failure or error
+        # Every waiting call goes on, whether its answer was written or not: the run
+        # uses the answer, and `check_recordable` stops the run before its next call.
         for write in writes:
             write.done.get_loop().call_soon_threadsafe(_settle, write.done)
 
@@ -399,6 +422,8 @@ def _consecutive(entries: list[JournalEntry]) -> list[JournalEntry]:
     """The answers from the first on, up to the first gap (a gap cannot be replayed)."""
     kept: list[JournalEntry] = []
     for entry in entries:
+        # Answer n+1 was asked for with the feedback on answer n: without answer n the
+        # chain cannot be followed, so what comes after a gap is asked for again.
         if entry.answer != len(kept) + 1:
             break
         kept.append(entry)
@@ -419,6 +444,7 @@ def _row(entry: JournalEntry) -> tuple[object, ...]:
         entry.error,
         None if entry.usage is None else json.dumps(entry.usage, default=str),
         entry.latency,
+        # ``recorded_at``: when this process wrote it, which ``max_age`` counts from.
         datetime.now(UTC).isoformat(),
     )
 

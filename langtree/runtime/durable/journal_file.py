@@ -49,6 +49,8 @@ FORMAT = "langtree-journal-1"
 # Created only in a file without tables, in one transaction: a file is either untouched
 # or a whole journal. ``IF NOT EXISTS`` and ``OR IGNORE`` let a second process that
 # creates the same journal at the same moment wait for the first and find it done.
+# ``PRIMARY KEY (key, answer)``: one row per answer of a call, and the index a call's
+# answers are looked up by (salvage counts the rows with it, too).
 _SCHEMA = f"""
 BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -78,6 +80,8 @@ COLUMNS = (
 )
 """The columns of an answer, in the order rows are written and read (after ``rowid``)."""
 
+# Read before SQLite sees the file: SQLite reports a file that is not a database as
+# SQLITE_NOTADB, the code of a damaged one, and it would be called damaged.
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _DAMAGE_CODES = frozenset({11, 26})
@@ -270,6 +274,8 @@ def _unwritable(path: Path) -> str | None:
     """Why this process may not write the journal (its folder too: SQLite's WAL files go
     beside it), or ``None``."""
     folder = path.absolute().parent
+    # The mount first: this process may run as root, which write permissions do not
+    # stop, but a read-only file system does.
     if os.statvfs(path if path.exists() else folder).f_flag & os.ST_RDONLY:
         return _READ_ONLY_SYSTEM
     if path.exists() and not os.access(path, os.W_OK):
@@ -301,6 +307,8 @@ def _holds_journal(path: Path, kind: str, read_only: str | None, hint: str | Non
         tables = sorted(
             name
             for (name,) in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            # SQLite's own tables (``sqlite_sequence``, ``sqlite_stat1``) hold no data:
+            # a file with only those is empty.
             if not name.startswith("sqlite_")
         )
         found = _format(reader) if {"meta", "answers"} <= set(tables) else None
@@ -370,6 +378,8 @@ def _reader(path: Path, kind: str, read_only: str | None) -> sqlite3.Connection:
     try:
         return _opened(f"{uri}?mode=ro")
     except sqlite3.OperationalError as error:
+        # Where this process may write, ``mode=ro`` fails only for a reason of the file's
+        # own: SQLite's error is the one to report.
         if read_only is None or _damaged(error):
             raise
     wal = Path(f"{path}-wal")
@@ -398,6 +408,11 @@ def _opened(uri: str) -> sqlite3.Connection:
 def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, check_same_thread=False)
     try:
+        # WAL: readers (``langtree show``) do not block the writer, and a commit is one
+        # append to the -wal file. NORMAL syncs only at checkpoints: a committed answer
+        # survives the process being killed (it is in the operating system's cache), but
+        # the last commits may be lost if the machine itself goes down; FULL would sync at
+        # every commit.
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
     except BaseException:
@@ -408,6 +423,8 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _damaged(error: sqlite3.Error) -> bool:
     code = getattr(error, "sqlite_errorcode", None)
+    # An extended result code keeps its primary code in the low byte
+    # (SQLITE_CORRUPT_INDEX is SQLITE_CORRUPT | 3 << 8).
     return isinstance(code, int) and code & 0xFF in _DAMAGE_CODES
 
 

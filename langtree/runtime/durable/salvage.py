@@ -102,6 +102,8 @@ def _readable_rows(reader: sqlite3.Connection) -> tuple[list[Sequence[object]], 
     hold none."""
     answers: list[Sequence[object]] = []
     damaged: list[int] = []
+    # From the smallest rowid there can be: a row inserted with an explicit rowid may
+    # have a negative one.
     start: int | None = -_LAST_ROWID
     while start is not None:
         # One row per query: a query that goes on reads ahead of the row it hands out,
@@ -127,6 +129,8 @@ def _next_readable(reader: sqlite3.Connection, first: int) -> int | None:
     """The first rowid from ``first`` on from which SQLite reads again (``None``: none)."""
     if _reads_from(reader, first):
         return first
+    # Gallop: the step doubles until a read works, so a damaged run of rowids costs a
+    # number of queries that grows with the logarithm of its length.
     step = 1
     while not _reads_from(reader, min(first + step, _LAST_ROWID)):
         if first + step >= _LAST_ROWID:
@@ -157,6 +161,8 @@ def _count(reader: sqlite3.Connection) -> int | None:
     index cannot be read)."""
     try:
         (count,) = reader.execute(
+            # The index of ``PRIMARY KEY (key, answer)`` is a b-tree of its own: counting it
+            # reads none of the table's pages, so a count survives damage to them.
             "SELECT COUNT(*) FROM answers INDEXED BY sqlite_autoindex_answers_1"
         ).fetchone()
     except sqlite3.DatabaseError:
@@ -174,6 +180,9 @@ def _write(target: Path, answers: list[Sequence[object]]) -> None:
     connection = writer(target, "journal")
     places = ", ".join("?" * len(COLUMNS.split(", ")))
     try:
+        # One transaction: the new journal holds every answer read, or none. Rows keep
+        # their ``recorded_at``, so ``max_age`` still counts from when they were
+        # recorded; (key, answer) is unique already, as the damaged file's primary key.
         with connection:
             connection.executemany(
                 f"INSERT INTO answers ({COLUMNS}) VALUES ({places})",

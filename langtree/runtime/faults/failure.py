@@ -7,7 +7,7 @@ attached when the error leaves the run), so no failure loses the work already pa
 ExecutionError
  ├── StepFailedError     a step instance got no usable output (any kind of failure)
  ├── RunLimitError       the run reached its deadline or a usage limit
- └── JournalWriteError   the journal or cache cannot record an answer (runtime.journal)
+ └── JournalWriteError   the journal or cache cannot record an answer (durable.journal)
 KeyboardInterrupt
  └── RunInterrupted      Ctrl-C stopped a synchronous run
 ```
@@ -134,6 +134,8 @@ class StepFailedError(ExecutionError):
 
     def _diagnosis(self) -> Diagnosis:
         last = self.attempts[-1] if self.attempts else None
+        # The last attempt decides: the hint is about what ended the step, not what an
+        # earlier retry ran into.
         if last is not None and last.truncated:
             return "truncated"
         if last is not None and TEXT_INSTEAD_OF_TOOL_CALL in (last.error or ""):
@@ -141,6 +143,8 @@ class StepFailedError(ExecutionError):
         return self.kind
 
     def __reduce__(self) -> tuple[object, ...]:
+        # Pickled whole (Ray's workers send errors between processes): the keyword-only
+        # ``__init__`` cannot be called again with the message alone.
         return (rebuilt_error, (type(self), self.args, self.__dict__))
 
 
@@ -203,6 +207,9 @@ def deadline_keeper(
     return keep_time
 
 
+# A ``KeyboardInterrupt``: code that stops on Ctrl-C (a script's ``except
+# KeyboardInterrupt``, Jupyter) still does, and ``except Exception`` does not swallow
+# it.
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a synchronous run: no call started after it, calls in flight were
     cancelled.

@@ -83,6 +83,9 @@ ErrorClassifier = Callable[[BaseException], FailureKind | None]
 """A user's rule: a kind for errors it recognises, None to leave the error to LangTree."""
 
 _KINDS = frozenset(get_args(FailureKind))
+# The 4xx statuses that say "not now" rather than "not this request": a timeout, a
+# conflict with a concurrent request (the OpenAI and Anthropic SDKs retry 409 too),
+# too early, too many requests. Every 5xx is transient (rule 7).
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 _SDK_PACKAGES = frozenset(
     {"aiohttp", "anthropic", "cohere", "google", "groq", "httpcore", "httpx", "httpx2"}
@@ -184,6 +187,9 @@ def _classify(
     """Rules 1–8 on the error itself; None when none of them applies."""
     if classifier is not None and (kind := _ask(classifier, error)) is not None:
         return kind
+    # Before ``transient_errors``: LangTree's own errors (a refusal of the assets sent)
+    # are decisions made already, which a broad class given there (``Exception``) must
+    # not turn into retries.
     if isinstance(error, LangTreeError):
         return "permanent"
     if isinstance(error, tuple(transient_errors)):
@@ -206,10 +212,14 @@ def _ask(classifier: ErrorClassifier, error: BaseException) -> FailureKind | Non
 
 def _known_kind(error: BaseException) -> FailureKind | None:
     """Rules 4–8: what LangChain, the builtins, HTTP and the SDKs say of the error."""
+    # A LangChain ``ModelError`` says itself whether it may be retried: its verdict
+    # comes before any guess from a status or a class name.
     if isinstance(error, ModelError):
         return "transient" if error.is_retryable else "permanent"
     if isinstance(error, OutputParserException) or _named(error, "LengthFinishReasonError"):
         return "invalid_output"
+    # The model answered, but its provider withheld the answer: the same messages
+    # would meet the same filter.
     if _named(error, "ContentFilterFinishReasonError"):
         return "permanent"
     if isinstance(error, TimeoutError | ConnectionError):
@@ -242,6 +252,7 @@ def _is_transport_error(cls: type) -> bool:
     """Whether the class is one of an HTTP or provider SDK's transport errors."""
     package = cls.__module__.partition(".")[0]
     from_sdk = package in _SDK_PACKAGES or package.startswith("langchain_")
+    # Matched by name, so that no SDK is imported to test against its classes.
     return from_sdk and cls.__name__ in _TRANSPORT_ERRORS
 
 
@@ -254,6 +265,8 @@ def _http_status(error: BaseException) -> int | None:
         getattr(error, "code", None),
     )
     for value in candidates:
+        # Only 400–599: attributes of these names may hold other numbers (a provider's
+        # own error number, a gRPC code), which say nothing of HTTP.
         if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
             return value
     return None
@@ -270,6 +283,8 @@ def _own_retry_after(error: BaseException, now: float) -> float | None:
     milliseconds = _seconds(headers.get("retry-after-ms"))
     text = headers.get("retry-after", "")
     candidates = (
+        # ``retry-after-ms`` first: where both headers are sent it is the finer; a date
+        # is tried only when ``retry-after`` is no number.
         None if milliseconds is None else milliseconds / 1000,
         _seconds(text),
         _http_date(text, now),

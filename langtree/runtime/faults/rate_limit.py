@@ -81,9 +81,13 @@ class _Bucket:
         start = max(now, self.updated)
         level = self._level(start)
         missing = min(amount, self.capacity) - level
+        # A call larger than the bucket waits only for a full one (``min``) and takes the
+        # rest as debt: it would otherwise never start.
         return start + max(missing, 0.0) * 60 / self.per_minute
 
     def take(self, amount: float, at: float) -> None:
+        # Booked at ``at``, which may lie in the future: the next caller's ``start`` is no
+        # earlier (``max(now, updated)``), so calls start in the order they asked.
         self.level = self._level(at) - amount
         self.updated = at
 
@@ -223,6 +227,8 @@ class RateLimit:
         while delay > 0:
             await self._sleep(delay)
             waited += delay
+            # The start is booked, but a provider may have asked for a pause meanwhile
+            # (another call's ``Retry-After``): it is waited for too, without booking again.
             delay = self.buckets.held(model, self._clock())
         return waited
 

@@ -145,7 +145,12 @@ class RetryPolicy:
             rng: The source of the jitter.
         """
         if retry_after is not None:
+            # No jitter on a wait the provider named: drawn below it, the retry would come
+            # back before the provider said it may.
             return min(max(retry_after, 0.0), self.max_wait)
+        # "Equal jitter": at least half the nominal wait, so a retry never comes back at
+        # once, and spread over the other half, so calls that failed together come back
+        # apart.
         nominal = min(self.max_delay, self.initial_delay * self.multiplier ** (retry - 1))
         return rng.uniform(nominal / 2, nominal) if self.jitter else nominal
 

@@ -146,6 +146,7 @@ def field_holder(registry: NodeRegistry, resolved: ResolvedPath) -> Node:
 def _crossed_count(destination: ResolvedPath, target: ResolvedPath) -> int:
     """How many node fields lead from the destination's start to the target's holder."""
     through_destination = sum(1 for f in destination.fields if f.shape.node_class is not None)
+    # The target's own last field is not crossed: `mapping_writes` yields it itself.
     return through_destination + len(target.fields) - 1
 
 
@@ -192,6 +193,9 @@ class _SuppliedCollector:
         names = [self._given_names(node, value) for value in values if value is not None]
         if not names:
             return
+        # Supplied only when every element supplies it: the plan has one set of steps per
+        # node, not per element, and an element lacking the field needs the step that
+        # generates it.
         common = set.intersection(*names)
         self.supplied.setdefault(node.tag, set()).update(common)
         for node_field in node.fields:
@@ -208,6 +212,8 @@ class _SuppliedCollector:
 
     def _given_names(self, node: Node, value: object) -> set[str]:
         if isinstance(value, node.node_class):
+            # Only the fields the caller set: one left at its default is known by that
+            # default (`_known_alone`), or generated when the default is ``None`` (D2).
             return set(value.model_fields_set)
         if not isinstance(value, Mapping):
             self.reject(node, value)

@@ -302,6 +302,8 @@ class _NeedFinder:
             for writer in self.writers.get(key, ()):
                 fresh = [(source, writer.partial_below) for source in writer.sources]
                 fresh = [state for state in fresh if state not in seen]
+                # Each (field, partial_below) once: a chain of commands that writes back
+                # into what it reads ends (the commands' own check reports the cycle).
                 seen.update(fresh)
                 pending += fresh
         return {
@@ -323,10 +325,14 @@ class _NeedFinder:
         destination = flow.destination
         if destination is None:
             return []
+        # A ``value`` mapping writes a field: every step of the node holding it shows the
+        # value (its context), and a step that generates the node whole makes it.
         if mapping_flow.scope == "value" and mapping_flow.target is not None:
             return self._node_consumers(field_holder(self.registry, mapping_flow.target))
         leaf = destination.field
         if leaf is not None and leaf.shape.node_class is None:
+            # A ``prompt``/``outputs`` target at a leaf: the step generating that field
+            # reads it; a known leaf, the step that generates its node whole, if any.
             if leaf.name in self.drafted.get(destination.node.tag, ()):
                 return [Consumer(destination.node.tag, leaf.name)]
             return self._whole_producer(destination.node)
@@ -407,6 +413,8 @@ class _NeedFinder:
             node = self.registry.get(tag)
             assert node is not None
             keys = self._context_keys(node, names)
+            # Marked when commands write the shown value from the producer's field: then
+            # even a step of the producer's own node waits for it (`_add_weak`).
             written = self._behind(key for key in keys if key in self.writers)
             for producer, below in self._behind(keys).items():
                 yield Need(
@@ -451,6 +459,7 @@ class _NeedFinder:
                     yield from self._text_needs(Consumer(tag, None), holder, link)
             # A transform's text goes to no model: its {name}s are prompt text of none.
             computed = {draft.fields[0] for draft in self.transforms if draft.node_tag == tag}
+            # Sorted: the needs, and so the diagnostics, come in the same order every time.
             for name in sorted(names - computed):
                 yield from self._field_needs(node, name)
 
@@ -458,6 +467,9 @@ class _NeedFinder:
         """The levels whose texts a step of ``node`` shows (as the ``outline`` says), each
         with the field that leads on to the next level when its description is shown."""
         path = path_to(self.registry, node)
+        # D10: a step's prompt follows the path from the root task down to its node, each
+        # level with the description of the field that leads on; ``root`` shows the root
+        # task's text then the node's, ``node`` the node's alone (docs/prompts.md).
         if self.outline == "path":
             for level, below in itertools.pairwise(path):
                 yield level, below.field_name

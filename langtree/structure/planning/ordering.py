@@ -36,6 +36,8 @@ def topological_order(
     """
     ids = list(ids)
     known = set(ids)
+    # Edges to ids outside ``ids`` are ignored: what is not being ordered is not waited
+    # for.
     waiting = {ident: set(waits_for.get(ident, ())) & known for ident in ids}
     dependants: dict[_Id, list[_Id]] = defaultdict(list)
     for ident, prerequisites in waiting.items():
@@ -71,6 +73,8 @@ def _cycles(left: list[_Id], waiting: Mapping[_Id, set[_Id]]) -> list[list[_Id]]
             current = min((p for p in waiting[current] if p in position), key=position.__getitem__)
         cycle = path[path.index(current) :]
         seen.update(path)
+        # A walk from another id of a cycle already found meets the same ids: one report
+        # per cycle.
         if not any(set(cycle) == set(known) for known in cycles):
             cycles.append(cycle)
     return cycles

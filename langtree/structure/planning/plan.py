@@ -231,6 +231,10 @@ def build_plan(
     needs = _distinct([*found, *_creations(drafts)])
     builder = _PlanBuilder(registry, drafts)
     builder.diagnostics += inside
+    # In this order: splitting a parallel step changes the steps (their ids and
+    # positions), so every edge is drawn after it; the declared order goes in before the
+    # needs, which are checked against it (an order conflict) and to which weak needs give
+    # way.
     builder.split_parallel(needs)
     builder.add_declared_order()
     builder.add_needs(needs)
@@ -285,6 +289,7 @@ def _shows(need: Need) -> int:
     return _ANY_LEVELS if context else need.element_levels
 
 
+# More list levels than any tree has: ``min()`` with it keeps the other need's.
 _ANY_LEVELS = 1 << 16
 
 
@@ -292,6 +297,10 @@ class _PlanBuilder:
     def __init__(self, registry: NodeRegistry, drafts: list[StepDraft]) -> None:
         self.registry = registry
         self.drafts = drafts
+        # consumer id -> producer id -> the need behind the edge: the consumer's instances
+        # start only once the producer's have finished. ``None``: an edge of the declared
+        # order (D1, D3), which no command or ``{name}`` asked for and which no instance
+        # waits for element by element.
         self.edges: dict[str, dict[str, Need | None]] = defaultdict(dict)
         # Per edge (consumer id, producer id): the list levels its instances align on.
         self.element_levels: dict[tuple[str, str], int] = {}
@@ -313,6 +322,7 @@ class _PlanBuilder:
 
     def _claim(self, tag: str, name: str, draft: StepDraft) -> None:
         """``draft`` produces the field, and everything under it when it is a node field."""
+        # The first claim stands: deeper steps claim first (`_index`).
         self.producer.setdefault(FieldKey(tag, name), draft)
         node = self.registry.get(tag)
         child = self.registry.child(node, name) if node else None
@@ -330,6 +340,8 @@ class _PlanBuilder:
         """Move fields of a parallel step that need a sibling into follow-up steps."""
         sibling_needs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for need in needs:
+            # Only a need the prompt names splits a node (D4): a weak one (the context)
+            # gives way to the same initial context the node's fields share.
             if need.weak:
                 continue
             producer_tag, producer_name = need.producer
@@ -339,6 +351,7 @@ class _PlanBuilder:
                 if producer_name not in draft.fields:
                     continue
                 field_name = need.consumer.field_name
+                # A need of the whole node is one of each field the step generates.
                 names = draft.fields if field_name is None else (field_name,)
                 for name in names:
                     if name != producer_name:
@@ -362,6 +375,8 @@ class _PlanBuilder:
             drafts = [draft for draft in all_drafts if draft.transform is None]
             if not drafts:
                 continue
+            # D1, D3: one step per field in declaration order, each after the one before
+            # (``drafts`` are in field order, see `draft_steps`).
             if drafts[0].modifier == "sequential":
                 for earlier, later in itertools.pairwise(drafts):
                     self.edges[later.id].setdefault(earlier.id, None)
@@ -387,6 +402,9 @@ class _PlanBuilder:
         """Make each consumer step wait for its producer, unless that defies the order;
         then add the weak needs that neither the order nor those needs contradict."""
         self._add_strong([need for need in needs if not need.weak])
+        # The edges as they stand before any weak need: each weak need is judged against
+        # the declared order and the strong needs alone, so the order the weak needs come in
+        # decides nothing.
         strong = {ident: set(prerequisites) for ident, prerequisites in self.edges.items()}
         for need in needs:
             if need.weak:
@@ -397,6 +415,8 @@ class _PlanBuilder:
         """Drop each weak edge that the step's other edges already imply, so that the
         plan shows what a step waits for once."""
         for consumer, prerequisites in self.edges.items():
+            # Sorted: which of two weak edges that imply each other stays must not depend on
+            # the order they were added in.
             for producer in sorted(set(prerequisites) - strong.get(consumer, set())):
                 need = prerequisites.pop(producer)
                 if not _waits_for(self.edges, consumer, producer):
@@ -423,6 +443,8 @@ class _PlanBuilder:
                 continue
             if self._order_conflict(consumer, producer) is not None:
                 continue
+            # The producer already waits for the consumer: this edge would close a cycle. A
+            # weak need gives way, and the consumer shows the value as it is when it starts.
             if _waits_for(strong, producer.id, consumer.id):
                 continue
             self.edges[consumer.id][producer.id] = need
@@ -492,6 +514,8 @@ class _PlanBuilder:
             self.registry.list_levels(producer.node_tag),
         )
         key = (consumer.id, producer.id)
+        # The fewest over every need of the edge: an instance waits for all that any one of
+        # them asks for.
         self.element_levels[key] = min(self.element_levels.get(key, levels), levels)
 
     def _read_partially(self, consumer: StepDraft, producer: StepDraft, need: Need) -> None:
@@ -505,6 +529,8 @@ class _PlanBuilder:
             and (producer.node_tag == below or _is_below(producer.node_tag, below))
         )
         key = (consumer.id, producer.id)
+        # Partial only when every need of the edge is: one that needs every instance makes
+        # a failed one stop the consumer.
         self.partial[key] = self.partial.get(key, True) and partial
 
     def _consumer_steps(self, consumer: Consumer) -> list[StepDraft]:
@@ -541,6 +567,8 @@ class _PlanBuilder:
     # -- ordering ------------------------------------------------------------------------
 
     def finish(self) -> tuple[ExecutionPlan, list[Diagnostic]]:
+        # Ties broken in draft order (nodes in tree order, steps in field order): the same
+        # classes always give the same plan.
         order, cycles = topological_order([d.id for d in self.drafts], self.edges)
         for cycle in cycles:
             self.diagnostics.append(self._cycle_diagnostic(cycle))
@@ -633,6 +661,8 @@ def _layers(draft: StepDraft, needs: dict[str, set[str]] | None, node: Node) -> 
     placed: set[str] = set()
     remaining = list(draft.fields)
     while remaining:
+        # Each layer holds the fields whose needed siblings are all in earlier layers: a
+        # step each, and the needs then make each follow-up wait for what it reads.
         layer = [name for name in remaining if needs.get(name, set()) <= placed]
         if not layer:
             layers.extend([name] for name in remaining)

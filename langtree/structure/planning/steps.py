@@ -76,6 +76,8 @@ def step_id(node_tag: str, fields: tuple[str, ...]) -> str:
         >>> step_id("task.report", ("title", "summary"))
         'task.report:title+summary'
     """
+    # The id is part of every call key (`langtree.runtime.durable.call_key`): a new
+    # form would keep every journal and cache from replaying a single answer.
     return f"{node_tag}:{'+'.join(fields)}"
 
 
@@ -95,6 +97,8 @@ def draft_steps(
         node_known = known.get(node.tag, set())
         for draft in _node_steps(registry, node, node_known, settings):
             drafts += _with_split_steps(registry, known, settings, draft)
+        # Only known node fields are descended into (D3): a generated one is produced whole
+        # by its step, and the split steps inside it are drafted with that step.
         below = [registry.child(node, f.name) for f in node.fields if f.name in node_known]
         pending.extend(reversed([child for child in below if child is not None]))
     return drafts
@@ -184,6 +188,8 @@ def _node_steps(
     steps = [_draft(node, group, setting) for group in groups]
     steps += [_field_draft(registry, node, name, settings) for name in own]
     steps += [_transform_draft(node, name, setting) for name in computed]
+    # In field order: the declared order chains a ``@sequential`` node's steps as they
+    # are listed (`langtree.structure.planning.plan`).
     return sorted(steps, key=lambda step: step.position)
 
 

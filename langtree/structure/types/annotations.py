@@ -50,6 +50,7 @@ _SEQUENCE_KINDS: dict[type, SequenceKind] = {
     list: "list",
     tuple: "tuple",
     abc.Sequence: "sequence",
+    # Values converted into a mutable sequence or set are built as lists and sets.
     abc.MutableSequence: "list",
     set: "set",
     abc.Set: "set",
@@ -166,6 +167,8 @@ def uniform_item_type(annotation: object) -> object | None:
     if not hasattr(annotation, "__args__"):
         return Any
     items = _items(annotation)
+    # Compared by ``repr``: annotations need not be hashable (``Annotated`` metadata),
+    # and equal ones print alike.
     if origin is tuple and len(set(map(repr, items))) > 1:
         return None
     return items[0] if items else None

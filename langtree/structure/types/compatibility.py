@@ -165,6 +165,8 @@ def _source_literal(source: object, target: object, config: TypeMappingConfig) -
     values = literal_values(source)
     if values is None:
         return None
+    # At best SAFE: a ``Literal`` is never the type it converts into, even where every
+    # value stays as it is.
     return _worst(max(SAFE, _value_level(value, target, config)) for value in values)
 
 
@@ -194,6 +196,8 @@ def _target_literal(source: object, target: object, config: TypeMappingConfig) -
     if not is_class(source) or is_model(source):
         return FORBIDDEN
     level = _best(compatibility(source, type(value), config) for value in values)
+    # At least LOSSY: whether the value is one of the literal's is known only at run
+    # time.
     return FORBIDDEN if level is FORBIDDEN else max(level, LOSSY)
 
 
@@ -217,6 +221,7 @@ def _to_mapping(source: object, target: object, config: TypeMappingConfig) -> _L
     source_types = mapping_types(source)
     if source_types is None:
         return FORBIDDEN
+    # ``dict`` and ``Mapping`` differ in their class only: SAFE, not IDENTICAL.
     same = (get_origin(source) or source) == (get_origin(target) or target)
     pairs = zip(source_types, target_types, strict=True)
     return _worst([IDENTICAL if same else SAFE, *(compatibility(s, t, config) for s, t in pairs)])
@@ -237,6 +242,7 @@ def _to_sequence(source: object, target: object, config: TypeMappingConfig) -> _
 def _container_level(source: SequenceKind, target: SequenceKind) -> CompatibilityLevel:
     if source == target:
         return IDENTICAL
+    # Into a set, the order and the duplicates go; out of one, every item is kept.
     return LOSSY if source in _ORDERED and target not in _ORDERED else SAFE
 
 
@@ -249,6 +255,7 @@ def _items_level(source: object, target: object, config: TypeMappingConfig) -> C
             return FORBIDDEN
         return _worst(compatibility(s, t, config) for s, t in zip(sources, targets, strict=True))
     item = item_type(source)
+    # A sequence of any length into a fixed tuple: the length is known only at run time.
     return max(LOSSY, _worst(compatibility(item, t, config) for t in targets))
 
 
@@ -267,10 +274,14 @@ def _to_model(source: object, target: object, config: TypeMappingConfig) -> _Lev
 def _between_classes(source: object, target: object, config: TypeMappingConfig) -> _Level:
     if not (is_class(source) and is_class(target)):
         return None
+    # ``bool`` before ``int``: a bool is an int to ``issubclass``, and would otherwise be
+    # SAFE as a subclass.
     if issubclass(source, bool) and target in (int, float):
         return LOSSY
     if issubclass(source, int | float) and target is bool:
         return UNSAFE
+    # SAFE as in JSON and in pydantic, which take an int for a float; an int beyond
+    # 2**53 becomes the nearest float, a loss this table accepts.
     if issubclass(source, int) and target is float:
         return SAFE
     if source is float and target is int:
@@ -287,9 +298,19 @@ def _to_enum(source: type, target: type[Enum], config: TypeMappingConfig) -> _Le
         return _parsing(config)
     if issubclass(source, Enum):
         return UNSAFE
+    # The exact type: an enum of int values takes no bool, and one of str values no
+    # subclass of str.
     return LOSSY if any(type(member.value) is source for member in target) else None
 
 
+# The first rule that answers decides, so the order matters. Equal types first.
+# Unions and literals are taken apart before the rules for single types: a union
+# source before a union target, so that each source member meets the whole target
+# union (``int | None → float | None`` is SAFE; the other way round neither
+# ``float`` nor ``None`` would take all of ``int | None``). ``None`` before ``str``:
+# "anything but None → str". The rule for a ``str`` target before those for
+# containers and classes: any other value converts to its text (collections and
+# models to JSON).
 _RULES: tuple[_Rule, ...] = (
     _equal_or_any,
     _source_union,
@@ -308,6 +329,7 @@ _RULES: tuple[_Rule, ...] = (
 def _dumps_into(model: type[BaseModel], key: object, value: object) -> bool:
     """Whether ``model.model_dump()`` is already a ``dict[key, value]``, unconverted."""
     annotations = [field.annotation for field in model.model_fields.values()]
+    # ``model_dump()``'s keys are the fields' names: text.
     return _dumps_as(str, key) and all(_dumps_as(a, value) for a in annotations)
 
 
@@ -492,6 +514,8 @@ def _settings_allowing(
     source: object, target: object, config: TypeMappingConfig
 ) -> dict[str, object] | None:
     """The setting changes that let the mapping pass, or ``None`` if none can."""
+    # Both settings on, then each turned off on its own: a setting is suggested only
+    # when the mapping needs it (turning it off makes the level worse).
     full = replace(config, allow_string_parsing=True, allow_treenode_dict_conversion=True)
     level = compatibility(source, target, full)
     if level is FORBIDDEN:
@@ -506,6 +530,7 @@ def _settings_allowing(
         if compatibility(source, target, without) > level:
             settings["allow_treenode_dict_conversion"] = True
     if not level.allowed_by(config.validation_strategy):
+        # The strictest strategy that allows the level, not simply ``development``.
         loosest = next(s for s in _LADDER if level.allowed_by(s))
         settings["validation_strategy"] = loosest.value
     return settings

@@ -54,6 +54,8 @@ from langtree.structure.types.type_config import TypeMappingConfig, ValidationSt
 
 __all__ = ["accepts_none", "check_exact", "convert_value"]
 
+# JSON's words and digits always read as bools; "yes"/"no"/"on"/"off" only without
+# ``strict_bool_parsing``: they are English, not data.
 _TRUE, _FALSE = frozenset({"true", "1"}), frozenset({"false", "0"})
 _LENIENT_TRUE, _LENIENT_FALSE = frozenset({"yes", "on"}), frozenset({"no", "off"})
 _CONTAINERS: dict[SequenceKind, Callable[[list[object]], object]] = {
@@ -90,6 +92,8 @@ def convert_value(value: object, target: object, config: TypeMappingConfig) -> o
         return _to_union(value, target, members, config)
     if (values := literal_values(target)) is not None:
         return _to_literal(value, target, values, config)
+    # Unions and literals first: a value that is an instance of one member still goes
+    # through the union's priority order, and a ``Literal`` is no class to test.
     if target is Any or target is object or _is_instance(value, target):
         return value
     if value is None:
@@ -129,6 +133,8 @@ def check_exact(value: object, target: object) -> object:
     """
     adapter = type_adapter(strip_annotated(target))
     try:
+        # As it is first: a value of a class pydantic only checks with ``isinstance`` has no
+        # JSON form, and one that passes here needs none.
         adapter.validate_python(value, strict=True)
         return value
     except ValidationError as error:
@@ -164,6 +170,8 @@ def _to_type(value: object, target: object, config: TypeMappingConfig) -> object
         return _to_model(value, target, config)
     if is_enum(target):
         return _to_enum(value, target, config)
+    # A class with no rule of its own; an annotation that is no class (a ``Callable``,
+    # a forward reference, a ``TypeVar``) keeps the value: nothing here could check it.
     if isinstance(target, type):
         return _from_json_form(value, target)
     return value
@@ -178,6 +186,8 @@ def _from_json_form(value: object, target: type) -> object:
     except PydanticSerializationError:
         raise _wrong_kind(value, target, f"a {target.__name__}") from None
     try:
+        # Strict: the JSON form of the type itself validates (a date's ISO text), but no lax
+        # reading does: an int is not taken for a Unix time and made a date.
         return type_adapter(target).validate_json(text, strict=True)
     except ValidationError as error:
         name = target.__name__
@@ -202,6 +212,9 @@ def _is_instance(value: object, target: object) -> bool:
     """Whether ``value`` already is a ``target``; a bool is no int and an enum no str here."""
     if not isinstance(target, type) or target is Any:
         return False
+    # ``bool`` is a subclass of ``int``, and a member of a ``str`` enum a ``str``; kept as
+    # they are, a flag would stay ``True`` in an ``int`` field and a member would render
+    # as ``Color.RED`` where its text belongs. They convert instead (``1``, ``"red"``).
     if (isinstance(value, bool) and target is int) or (isinstance(value, Enum) and target is str):
         return False
     return isinstance(value, target)
@@ -210,6 +223,8 @@ def _is_instance(value: object, target: object) -> bool:
 def _parsed(value: str, target: object, config: TypeMappingConfig) -> str:
     if not config.allow_string_parsing:
         raise _failure(value, target, "string parsing is disabled (allow_string_parsing=False)")
+    # Stripped: a model's answer or a file's line often has a newline or spaces around
+    # the number or word.
     return value.strip()
 
 
@@ -220,6 +235,8 @@ def _to_str(value: object, config: TypeMappingConfig) -> str:
     if isinstance(value, Enum):
         return str(value.value)
     if isinstance(value, BaseModel):
+        # A node or a collection becomes its JSON text, as the prompt shows it; non-ASCII
+        # text stays readable instead of ``\u`` escapes.
         return json.dumps(value.model_dump(mode="json"), ensure_ascii=False)
     if not isinstance(value, Mapping | Sequence | Set) or isinstance(value, str | bytes):
         return str(value)
@@ -234,6 +251,8 @@ def _to_int(value: object, config: TypeMappingConfig) -> int:
         return int(value)
     if isinstance(value, float):
         try:
+            # ``round`` halves to even (2.5 → 2): the LOSSY level of ``float → int`` in
+            # `langtree.structure.types.compatibility`. An infinity or NaN has no int.
             return round(value)
         except (OverflowError, ValueError) as error:
             raise _failure(value, int, "it is not a finite number") from error
@@ -259,6 +278,7 @@ def _to_float(value: object, config: TypeMappingConfig) -> float:
 
 
 def _to_bool(value: object, config: TypeMappingConfig) -> bool:
+    # Only 0 and 1: any other number as a flag is a guess (UNSAFE in the check).
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
     if not isinstance(value, str):
@@ -296,6 +316,8 @@ def _to_enum(value: object, target: type[Enum], config: TypeMappingConfig) -> En
     name: object = value
     if isinstance(value, Enum):
         by_value, name = value.value, value.name
+    # A member's own value converts even with string parsing off (the JSON form a
+    # transform reads); only text that is no value is parsed (stripped, or a name).
     elif isinstance(value, str) and _member(target, value) is None:
         by_value = name = _parsed(value, target, config)
     member = _member(target, by_value)
@@ -330,6 +352,8 @@ def _to_model(value: object, target: type[BaseModel], config: TypeMappingConfig)
         reason = "model ↔ dict conversion is disabled (allow_treenode_dict_conversion=False)"
         raise _failure(value, target, reason)
     if isinstance(value, BaseModel):
+        # Through a dict: fields are matched by name, which is why one model class into
+        # another is UNSAFE in the check.
         return _validated(value, target, lambda: target.model_validate(value.model_dump()))
     if isinstance(value, Mapping):
         return _validated(value, target, lambda: target.model_validate(dict(value)))
@@ -380,6 +404,8 @@ def _to_sequence(
     types_ = types_ or (item_type(target),) * len(value)
     items = [_item(item, t, value, target, config) for item, t in zip(value, types_, strict=True)]
     try:
+        # Items that cannot be hashed (dicts, lists) form no set: a ConversionError that
+        # says so, not a TypeError from inside.
         return _CONTAINERS[kind](items)
     except TypeError as error:
         raise _failure(value, target, f"its items cannot form a {kind} ({error})") from error
@@ -411,6 +437,7 @@ def _json(value: str, target: object, kind: type, config: TypeMappingConfig) -> 
 def _to_union(
     value: object, target: object, members: tuple[object, ...], config: TypeMappingConfig
 ) -> object:
+    # ``sorted`` is stable: members of one priority keep the union's own order.
     ordered = sorted(members, key=lambda member: _priority(value, strip_annotated(member)))
     for member in ordered:
         try:
@@ -441,11 +468,17 @@ def _priority(value: object, member: object) -> tuple[int, int]:
 def _to_literal(
     value: object, target: object, allowed: tuple[object, ...], config: TypeMappingConfig
 ) -> object:
+    # An option the value already is wins over one it converts to, wherever it stands:
+    # 1 stays 1 in Literal["1", 1] and in Literal[True, 1] (1 == True, hence the type).
+    for option in allowed:
+        if type(value) is type(option) and value == option:
+            return option
     for option in allowed:
         try:
             converted = convert_value(value, type(option), config)
         except ConversionError:
             continue
+        # The type too: 1 == True == 1.0, but only one of them is the option.
         if type(converted) is type(option) and converted == option:
             return option
     options = ", ".join(repr(option) for option in allowed)

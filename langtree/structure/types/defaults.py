@@ -22,6 +22,9 @@ from langtree.structure.types.annotations import render_type
 
 __all__ = ["default_problem", "type_adapter"]
 
+# Building a validator costs far more than using one, and the same annotations come
+# back for every class and every run; an annotation that cannot be hashed (an
+# unhashable ``Annotated`` metadata) is built each time.
 _ADAPTERS: dict[object, TypeAdapter[Any]] = {}
 _ARBITRARY = ConfigDict(arbitrary_types_allowed=True)
 
@@ -68,6 +71,8 @@ def default_problem(
         value = info.default
         if value is None or value is PydanticUndefined or _plainly_fits(value, info):
             return None
+    # A factory that takes the other fields' values cannot be called before they exist:
+    # what it makes is not checked here.
     elif info.default_factory_takes_validated_data:
         return None
     else:

@@ -78,6 +78,8 @@ def _source(
         node = source.node if source is not None else flow.node
         return node.node_class, node.tag
     consumed = _consumed(flow)
+    # A target with fewer list levels than the iteration receives, at each of its
+    # elements, the list of what the deeper iterations send: one list per level it lacks.
     missing = flow.depth - mapping_flow.target_levels if flow.is_each else 0
     if consumed == len(source.fields):  # the iterated list itself: one element each time
         levels = source.field.shape.list_depth
@@ -186,6 +188,7 @@ def _display(resolved: ResolvedPath, consumed: int) -> str:
     assert resolved.field is not None
     holder = resolved.node
     suffix = "[*]" * consumed
+    # A node field resolves to the node it holds: its path is named from the parent.
     if resolved.field.shape.node_class is not None and holder.parent is not None:
         return f"{holder.parent}.{resolved.field.name}{suffix}"
     return f"{holder.tag}.{resolved.field.name}{suffix}"

@@ -542,6 +542,23 @@ def test_convert_value_keeps_values_of_the_target_type(value: object, target: ob
     assert convert_value(value, target, STRICT) is value
 
 
+@pytest.mark.parametrize(
+    ("value", "target"),
+    [
+        pytest.param(1, Literal["1", 1], id="int-after-its-text"),
+        pytest.param("1", Literal[1, "1"], id="text-after-its-int"),
+        pytest.param(1, Literal[True, 1], id="int-after-true"),
+        pytest.param(1, Literal["1", 1] | None, id="optional-literal"),
+    ],
+)
+def test_convert_value_keeps_a_literal_option_the_value_already_is(
+    value: object, target: object
+) -> None:
+    converted = convert_value(value, target, STRICT)
+
+    assert (converted, type(converted)) == (value, type(value))
+
+
 UNION_PRIORITY = [
     pytest.param(42, int | float, 42, id="spec-int-exact"),
     pytest.param(1, bool | float, 1.0, id="spec-float-before-bool"),
