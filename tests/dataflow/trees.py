@@ -187,7 +187,9 @@ def load(tree: Tree) -> types.ModuleType:
 # -- drawing a tree ------------------------------------------------------------------------
 
 
-def _code() -> str:
+def unique_code() -> str:
+    """Lower-case letters, different on every call (`aa`, `ab`, ...): a new code per
+    example, so that no class name, module name or cache entry is shared."""
     number = next(_COUNTER)
     letters = ""
     while True:
@@ -269,7 +271,7 @@ def configs() -> st.SearchStrategy[dict[str, str]]:
 @st.composite
 def trees(draw: st.DrawFn) -> Tree:
     """A tree of one to three root tasks with data flowing between their steps."""
-    code = _code()
+    code = unique_code()
     drawing = _Drawing(draw, code)
     count = draw(st.integers(1, 3))
     tasks = [
@@ -387,16 +389,31 @@ class _Wiring:
         else:
             holder.commands.append(command)
 
-    def _each(self) -> None:
+    def _list_leaf(self) -> tuple[ClassSpec, FieldSpec, FieldSpec | None] | None:
+        """A list of nodes, the node that holds it, and a text field of its element to send
+        (``None`` when the element has none to send)."""
         lists = self._lists()
         if not lists:
-            return
+            return None
         owner, items = self.drawing.choice(lists)
         assert items.child is not None
-        leaf = self._source_leaf(items.child)
+        return owner, items, self._source_leaf(items.child)
+
+    def _list_leaf_to_task(self) -> tuple[ClassSpec, FieldSpec, FieldSpec, ClassSpec] | None:
+        """As `_list_leaf`, with another task to send the field to. The task is drawn even
+        when there is no field, so that a seed draws the same tree as before."""
+        found = self._list_leaf()
+        if found is None:
+            return None
+        owner, items, leaf = found
         destination = self._other_task(owner)
-        if leaf is None or destination is None:
+        return None if leaf is None or destination is None else (owner, items, leaf, destination)
+
+    def _each(self) -> None:
+        found = self._list_leaf_to_task()
+        if found is None:
             return
+        owner, items, leaf, destination = found
         source = f"{items.name}.{leaf.name}"
         if self.drawing.chance(0.6):
             found = self._target_list(destination)
@@ -437,12 +454,10 @@ class _Wiring:
 
     def _each_local(self) -> None:
         """An ``@each`` into a list of nodes next to the one it iterates."""
-        lists = self._lists()
-        if not lists:
+        found = self._list_leaf()
+        if found is None:
             return
-        owner, items = self.drawing.choice(lists)
-        assert items.child is not None
-        leaf = self._source_leaf(items.child)
+        owner, items, leaf = found
         if leaf is None:
             return
         name = self._fresh_name(owner, "notes")
@@ -512,15 +527,10 @@ class _Wiring:
 
     def _pluck(self) -> None:
         """``@all`` of a pluck over a list of nodes into a list of strings elsewhere."""
-        lists = self._lists()
-        if not lists:
+        found = self._list_leaf_to_task()
+        if found is None:
             return
-        owner, items = self.drawing.choice(lists)
-        assert items.child is not None
-        leaf = self._source_leaf(items.child)
-        destination = self._other_task(owner)
-        if leaf is None or destination is None:
-            return
+        _, items, leaf, destination = found
         star = self.drawing.choice(["*", "**"])
         strs = self._fresh_name(destination, "picked")
         destination.fields.append(FieldSpec(name=strs, kind="strs", status="written"))
