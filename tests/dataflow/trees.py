@@ -449,17 +449,22 @@ class _Wiring:
             node_target = destination
             path = f"task.{self.tree.tag(destination).split('.')[1]}"
         mappings += self._extras(node_target, source)
+        self._place_each(owner, items, path, mappings)
+
+    def _place_each(
+        self, owner: ClassSpec, items: FieldSpec, path: str, mappings: list[str]
+    ) -> None:
+        """``@each`` over ``items`` into ``path``, in the description of ``items`` or in the
+        docstring of ``owner``."""
         command = f"! @each[{items.name}]->{path}@{{{{{', '.join(mappings)}}}}}*"
         self._place(owner, items if self.drawing.chance(0.6) else None, command)
 
     def _each_local(self) -> None:
         """An ``@each`` into a list of nodes next to the one it iterates."""
         found = self._list_leaf()
-        if found is None:
+        if found is None or found[2] is None:
             return
         owner, items, leaf = found
-        if leaf is None:
-            return
         name = self._fresh_name(owner, "notes")
         child = ClassSpec(
             name=f"N{self.tree.code.capitalize()}L{next(self.names)}",
@@ -473,8 +478,7 @@ class _Wiring:
         owner.fields.insert(self.drawing.draw(st.integers(0, len(owner.fields))), target)
         source = f"{items.name}.{leaf.name}"
         mappings = [f"value.label={source}", *self._extras(child, source)]
-        command = f"! @each[{items.name}]->{name}@{{{{{', '.join(mappings)}}}}}*"
-        self._place(owner, items if self.drawing.chance(0.6) else None, command)
+        self._place_each(owner, items, name, mappings)
 
     def _all(self) -> None:
         """``@all`` of one leaf field into a field of another task."""
