@@ -357,6 +357,10 @@ class _Wiring:
         leaf.status = "written"
         return target, leaf
 
+    def _task_path(self, task: ClassSpec) -> str:
+        """``task.<name>``: how a command names ``task`` as its destination."""
+        return f"task.{self.tree.tag(task).split('.')[1]}"
+
     def _fresh_name(self, spec: ClassSpec, base: str) -> str:
         taken = {f.name for f in spec.fields}
         name = base
@@ -438,7 +442,7 @@ class _Wiring:
                         f"value.{target_list.name}.{other.name}={items.name}.{second.name}"
                     )
             node_target = target_list.child if self.drawing.chance(0.3) else destination
-            path = f"task.{self.tree.tag(destination).split('.')[1]}"
+            path = self._task_path(destination)
             if node_target is target_list.child:
                 path += f".{target_list.name}"
                 mappings = [m.replace(f"{target_list.name}.", "", 1) for m in mappings]
@@ -447,7 +451,7 @@ class _Wiring:
             destination.fields.append(FieldSpec(name=strs, kind="strs", status="written"))
             mappings = [f"value.{strs}={source}"]
             node_target = destination
-            path = f"task.{self.tree.tag(destination).split('.')[1]}"
+            path = self._task_path(destination)
         mappings += self._extras(node_target, source)
         self._place_each(owner, items, path, mappings)
 
@@ -495,7 +499,7 @@ class _Wiring:
         mappings += self._extras(destination, leaf.name)
         if not mappings:
             return
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         self._place(owner, leaf, f"! @all->{path}@{{{{{', '.join(mappings)}}}}}")
 
     def _sender(self) -> tuple[ClassSpec, FieldSpec, ClassSpec] | None:
@@ -526,7 +530,7 @@ class _Wiring:
             name = f"whole{next(self.names)}"
             mapping = f"prompt.{name}=*"
             destination.prose += f" See {{{name}}}."
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         owner.commands.append(f"! @all->{path}@{{{{{mapping}}}}}")
 
     def _pluck(self) -> None:
@@ -538,7 +542,7 @@ class _Wiring:
         star = self.drawing.choice(["*", "**"])
         strs = self._fresh_name(destination, "picked")
         destination.fields.append(FieldSpec(name=strs, kind="strs", status="written"))
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         source = f"{items.name}.{star}.{leaf.name}"
         items.commands.append(f"! @all->{path}@{{{{value.{strs}={source}}}}}")
 
@@ -559,7 +563,7 @@ class _Wiring:
         assert target_list.child is not None
         name = self._fresh_name(target_list.child, "stamp")
         target_list.child.fields.append(FieldSpec(name=name, kind="str", status="written"))
-        path = f"task.{self.tree.tag(destination).split('.')[1]}.{target_list.name}"
+        path = f"{self._task_path(destination)}.{target_list.name}"
         leaf.commands.append(f"! @all->{path}@{{{{value.{name}={leaf.name}}}}}*")
 
     # -- transforms, references, models ---------------------------------------------------
