@@ -8,7 +8,7 @@ from pydantic import Field, create_model
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.structure.commands.flows import resolve_flows
 from langtree.structure.planning.known import KnownFields, known_fields, supplied_fields
-from tests.structure.planning.trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
+from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 
 
 def structure_of(*tasks: type[TreeNode]) -> RunStructure:
@@ -87,7 +87,7 @@ def test_a_field_without_a_default_or_defaulting_to_none_is_generated(
 
 
 # TaskBook sends each chapter's summary to TaskDigest.summaries; TaskLabels sends each label
-# to a row of TaskTable.rows (tests/structure/planning/trees.py).
+# to a row of TaskTable.rows (tests/structure/planning/each_trees.py).
 def test_a_value_target_is_known() -> None:
     assert known_of(TaskBook, TaskDigest)["task.digest"] == {"summaries"}
 

@@ -12,7 +12,7 @@ from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 from langtree.structure.planning.plan import ExecutionPlan, PlanStep
 from langtree.testing import FakeChatModel
-from tests.structure.planning.trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
+from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -295,7 +295,7 @@ class TaskReview(TreeNode):
 
 
 # TaskBook sends each chapter's summary to TaskDigest.summaries; TaskLabels sends each label
-# to a row of TaskTable.rows (tests/structure/planning/trees.py).
+# to a row of TaskTable.rows (tests/structure/planning/each_trees.py).
 @pytest.mark.parametrize(
     ("tasks", "step", "waits_for"),
     [
