@@ -187,7 +187,9 @@ def load(tree: Tree) -> types.ModuleType:
 # -- drawing a tree ------------------------------------------------------------------------
 
 
-def _code() -> str:
+def unique_code() -> str:
+    """Lower-case letters, different on every call (`aa`, `ab`, ...): a new code per
+    example, so that no class name, module name or cache entry is shared."""
     number = next(_COUNTER)
     letters = ""
     while True:
@@ -269,7 +271,7 @@ def configs() -> st.SearchStrategy[dict[str, str]]:
 @st.composite
 def trees(draw: st.DrawFn) -> Tree:
     """A tree of one to three root tasks with data flowing between their steps."""
-    code = _code()
+    code = unique_code()
     drawing = _Drawing(draw, code)
     count = draw(st.integers(1, 3))
     tasks = [
@@ -355,6 +357,10 @@ class _Wiring:
         leaf.status = "written"
         return target, leaf
 
+    def _task_path(self, task: ClassSpec) -> str:
+        """``task.<name>``: how a command names ``task`` as its destination."""
+        return f"task.{self.tree.tag(task).split('.')[1]}"
+
     def _fresh_name(self, spec: ClassSpec, base: str) -> str:
         taken = {f.name for f in spec.fields}
         name = base
@@ -387,16 +393,31 @@ class _Wiring:
         else:
             holder.commands.append(command)
 
-    def _each(self) -> None:
+    def _list_leaf(self) -> tuple[ClassSpec, FieldSpec, FieldSpec | None] | None:
+        """A list of nodes, the node that holds it, and a text field of its element to send
+        (``None`` when the element has none to send)."""
         lists = self._lists()
         if not lists:
-            return
+            return None
         owner, items = self.drawing.choice(lists)
         assert items.child is not None
-        leaf = self._source_leaf(items.child)
+        return owner, items, self._source_leaf(items.child)
+
+    def _list_leaf_to_task(self) -> tuple[ClassSpec, FieldSpec, FieldSpec, ClassSpec] | None:
+        """As `_list_leaf`, with another task to send the field to. The task is drawn even
+        when there is no field, so that a seed draws the same tree as before."""
+        found = self._list_leaf()
+        if found is None:
+            return None
+        owner, items, leaf = found
         destination = self._other_task(owner)
-        if leaf is None or destination is None:
+        return None if leaf is None or destination is None else (owner, items, leaf, destination)
+
+    def _each(self) -> None:
+        found = self._list_leaf_to_task()
+        if found is None:
             return
+        owner, items, leaf, destination = found
         source = f"{items.name}.{leaf.name}"
         if self.drawing.chance(0.6):
             found = self._target_list(destination)
@@ -421,7 +442,7 @@ class _Wiring:
                         f"value.{target_list.name}.{other.name}={items.name}.{second.name}"
                     )
             node_target = target_list.child if self.drawing.chance(0.3) else destination
-            path = f"task.{self.tree.tag(destination).split('.')[1]}"
+            path = self._task_path(destination)
             if node_target is target_list.child:
                 path += f".{target_list.name}"
                 mappings = [m.replace(f"{target_list.name}.", "", 1) for m in mappings]
@@ -430,21 +451,24 @@ class _Wiring:
             destination.fields.append(FieldSpec(name=strs, kind="strs", status="written"))
             mappings = [f"value.{strs}={source}"]
             node_target = destination
-            path = f"task.{self.tree.tag(destination).split('.')[1]}"
+            path = self._task_path(destination)
         mappings += self._extras(node_target, source)
+        self._place_each(owner, items, path, mappings)
+
+    def _place_each(
+        self, owner: ClassSpec, items: FieldSpec, path: str, mappings: list[str]
+    ) -> None:
+        """``@each`` over ``items`` into ``path``, in the description of ``items`` or in the
+        docstring of ``owner``."""
         command = f"! @each[{items.name}]->{path}@{{{{{', '.join(mappings)}}}}}*"
         self._place(owner, items if self.drawing.chance(0.6) else None, command)
 
     def _each_local(self) -> None:
         """An ``@each`` into a list of nodes next to the one it iterates."""
-        lists = self._lists()
-        if not lists:
+        found = self._list_leaf()
+        if found is None or found[2] is None:
             return
-        owner, items = self.drawing.choice(lists)
-        assert items.child is not None
-        leaf = self._source_leaf(items.child)
-        if leaf is None:
-            return
+        owner, items, leaf = found
         name = self._fresh_name(owner, "notes")
         child = ClassSpec(
             name=f"N{self.tree.code.capitalize()}L{next(self.names)}",
@@ -458,8 +482,7 @@ class _Wiring:
         owner.fields.insert(self.drawing.draw(st.integers(0, len(owner.fields))), target)
         source = f"{items.name}.{leaf.name}"
         mappings = [f"value.label={source}", *self._extras(child, source)]
-        command = f"! @each[{items.name}]->{name}@{{{{{', '.join(mappings)}}}}}*"
-        self._place(owner, items if self.drawing.chance(0.6) else None, command)
+        self._place_each(owner, items, name, mappings)
 
     def _all(self) -> None:
         """``@all`` of one leaf field into a field of another task."""
@@ -476,7 +499,7 @@ class _Wiring:
         mappings += self._extras(destination, leaf.name)
         if not mappings:
             return
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         self._place(owner, leaf, f"! @all->{path}@{{{{{', '.join(mappings)}}}}}")
 
     def _sender(self) -> tuple[ClassSpec, FieldSpec, ClassSpec] | None:
@@ -507,24 +530,19 @@ class _Wiring:
             name = f"whole{next(self.names)}"
             mapping = f"prompt.{name}=*"
             destination.prose += f" See {{{name}}}."
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         owner.commands.append(f"! @all->{path}@{{{{{mapping}}}}}")
 
     def _pluck(self) -> None:
         """``@all`` of a pluck over a list of nodes into a list of strings elsewhere."""
-        lists = self._lists()
-        if not lists:
+        found = self._list_leaf_to_task()
+        if found is None:
             return
-        owner, items = self.drawing.choice(lists)
-        assert items.child is not None
-        leaf = self._source_leaf(items.child)
-        destination = self._other_task(owner)
-        if leaf is None or destination is None:
-            return
+        _, items, leaf, destination = found
         star = self.drawing.choice(["*", "**"])
         strs = self._fresh_name(destination, "picked")
         destination.fields.append(FieldSpec(name=strs, kind="strs", status="written"))
-        path = f"task.{self.tree.tag(destination).split('.')[1]}"
+        path = self._task_path(destination)
         source = f"{items.name}.{star}.{leaf.name}"
         items.commands.append(f"! @all->{path}@{{{{value.{strs}={source}}}}}")
 
@@ -545,7 +563,7 @@ class _Wiring:
         assert target_list.child is not None
         name = self._fresh_name(target_list.child, "stamp")
         target_list.child.fields.append(FieldSpec(name=name, kind="str", status="written"))
-        path = f"task.{self.tree.tag(destination).split('.')[1]}.{target_list.name}"
+        path = f"{self._task_path(destination)}.{target_list.name}"
         leaf.commands.append(f"! @all->{path}@{{{{value.{name}={leaf.name}}}}}*")
 
     # -- transforms, references, models ---------------------------------------------------

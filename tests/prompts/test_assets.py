@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field, ValidationError
 
-from langtree import Asset, ExecutionError, RunStructure, StructureError, TreeNode
+from langtree import Asset, ExecutionError, Prompts, RunStructure, StructureError, TreeNode
 from langtree.prompts.attachments import ASSET_TOKENS, content_blocks
 from langtree.prompts.tokens import count_tokens
 
@@ -326,26 +326,33 @@ def test_a_missing_asset_is_named_by_its_instance() -> None:
     )
 
 
-def test_an_asset_a_command_gives_is_not_missing() -> None:
-    class Frame(TreeNode):
-        """Caption the frame."""
+class Frame(TreeNode):
+    """Caption the frame."""
 
-        image: Asset = Field(description="The frame.")
-        caption: str = Field(description="One line.")
+    image: Asset = Field(description="The frame.")
+    caption: str = Field(description="One line.")
 
-    class TaskFilm(TreeNode):
-        """
-        ! @each[stills]->frames@{{value.image=stills}}*
-        Caption every still.
-        """
 
-        stills: list[Asset] = Field(description="The stills.")
-        frames: list[Frame] = Field(default=[], description="The frames.")
+class TaskFilm(TreeNode):
+    """
+    ! @each[stills]->frames@{{value.image=stills}}*
+    Caption every still.
+    """
 
+    stills: list[Asset] = Field(description="The stills.")
+    frames: list[Frame] = Field(default=[], description="The frames.")
+
+
+def film_prompts(stills: list[object]) -> Prompts:
+    """The prompts of ``TaskFilm``, whose ``@each`` sends each of ``stills`` to a frame."""
     structure = RunStructure()
     structure.add(TaskFilm)
+    return structure.prompts({TaskFilm: {"stills": stills}})
+
+
+def test_an_asset_a_command_gives_is_not_missing() -> None:
     stills = [Asset(url="https://e.com/0.png"), Asset(url="https://e.com/1.png")]
-    prompts = structure.prompts({TaskFilm: {"stills": stills}})
+    prompts = film_prompts(stills)
     assert [prompt.node_path for prompt in prompts] == [
         "task.film.frames[0]",
         "task.film.frames[1]",
@@ -353,25 +360,7 @@ def test_an_asset_a_command_gives_is_not_missing() -> None:
 
 
 def test_a_command_maps_assets_given_as_text() -> None:
-    class Frame(TreeNode):
-        """Caption the frame."""
-
-        image: Asset = Field(description="The frame.")
-        caption: str = Field(description="One line.")
-
-    class TaskReel(TreeNode):
-        """
-        ! @each[stills]->frames@{{value.image=stills}}*
-        Caption every still.
-        """
-
-        stills: list[Asset] = Field(description="The stills.")
-        frames: list[Frame] = Field(default=[], description="The frames.")
-
-    structure = RunStructure()
-    structure.add(TaskReel)
-    stills = ["https://e.com/0.png", "data:image/png;base64,iVBORw=="]
-    prompts = structure.prompts({TaskReel: {"stills": stills}})
+    prompts = film_prompts(["https://e.com/0.png", "data:image/png;base64,iVBORw=="])
     assert [prompt.assets for prompt in prompts] == [
         (Asset(url="https://e.com/0.png"),),
         (Asset(data=b"\x89PNG", media_type="image/png"),),

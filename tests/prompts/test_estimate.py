@@ -35,10 +35,20 @@ class Provider:
         return ["default", "fast"]
 
 
+SHELF_INPUTS = {TaskShelf: {"items": [{}, {}]}}
+
+
 def shelf_prompts(config: object = None) -> Prompts:
     structure = RunStructure(config, Provider())  # type: ignore[arg-type]
     structure.add(TaskShelf)
-    return structure.prompts({TaskShelf: {"items": [{}, {}]}})
+    return structure.prompts(SHELF_INPUTS)
+
+
+def shelf_structure(models: dict[str, FakeChatModel]) -> RunStructure:
+    """``TaskShelf`` on a provider of ``models``, whose first key is the default."""
+    structure = RunStructure(provider=LLMProvider(models))
+    structure.add(TaskShelf)
+    return structure
 
 
 def test_prompts_are_still_a_list() -> None:
@@ -81,11 +91,9 @@ def test_each_prompt_costs_one_call_per_sample() -> None:
 
 def test_each_call_counts_its_output_schema_as_the_model_receives_it() -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model, "fast": model}))
-    structure.add(TaskShelf)
-    inputs = {TaskShelf: {"items": [{}, {}]}}
-    prompts = structure.prompts(inputs)
-    structure.run(inputs)
+    structure = shelf_structure({"default": model, "fast": model})
+    prompts = structure.prompts(SHELF_INPUTS)
+    structure.run(SHELF_INPUTS)
 
     # What the model receives: the tool's name and its arguments' schema.
     sent = {
@@ -139,12 +147,10 @@ def test_the_costs_as_markdown() -> None:
 def test_by_model_files_each_call_under_the_key_the_run_reports() -> None:
     model = FakeChatModel()
     # The provider's default is 'smart': the steps that name no model call it.
-    structure = RunStructure(provider=LLMProvider({"smart": model, "fast": model}))
-    structure.add(TaskShelf)
-    inputs = {TaskShelf: {"items": [{}, {}]}}
+    structure = shelf_structure({"smart": model, "fast": model})
 
-    prompts = structure.prompts(inputs)
-    usage = structure.run(inputs).usage
+    prompts = structure.prompts(SHELF_INPUTS)
+    usage = structure.run(SHELF_INPUTS).usage
 
     assert prompts.default_model == "smart"
     assert {key: cost.calls for key, cost in prompts.by_model().items()} == {

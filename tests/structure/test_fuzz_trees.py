@@ -53,6 +53,7 @@ from pydantic import PydanticUserError, ValidationError
 from langtree import LLMProvider, ModelConfig, RunStructure
 from langtree.errors import LangTreeError
 from langtree.testing import FakeChatModel
+from tests.dataflow.trees import unique_code
 
 EXAMPLES = int(os.environ.get("LANGTREE_FUZZ_EXAMPLES", "250"))
 SEED = os.environ.get("LANGTREE_FUZZ_SEED")
@@ -81,22 +82,6 @@ class Rating(Enum):
     MID = 2
     HIGH = 3
 """
-
-# A new code per example, so that no class name, module name or cache entry is shared.
-_COUNTER = itertools.count()
-
-
-def unique_code() -> str:
-    """Lower-case letters, different on every call (`aa`, `ab`, ...)."""
-    number = next(_COUNTER)
-    letters = ""
-    while True:
-        number, digit = divmod(number, 26)
-        letters = chr(ord("a") + digit) + letters
-        if not number:
-            break
-    return letters.rjust(2, "a")
-
 
 # ---------------------------------------------------------------------------------------
 # The plan of a tree: classes, fields, types, defaults, texts

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from langtree import RunStructure, StructureError, TreeNode
+from langtree import TreeNode
 from langtree.dsl.builtins import BUILTIN_COMMANDS
 from langtree.structure.call_commands import COMMAND_KINDS
+from tests.structure.validated import diagnostics
 
 PACKAGE = Path(__file__).parents[3] / "langtree"
 
@@ -60,12 +61,7 @@ def test_every_signature_has_a_kind() -> None:
 
 
 def problems(task: type[TreeNode]) -> list[tuple[str, str]]:
-    structure = RunStructure()
-    structure.add(task)
-    try:
-        return [(d.message, d.hint) for d in structure.validate()]
-    except StructureError as error:
-        return [(d.message, d.hint) for d in error.diagnostics]
+    return [(d.message, d.hint) for d in diagnostics(task)]
 
 
 class TaskTwoInputsInDocstring(TreeNode):

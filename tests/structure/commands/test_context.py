@@ -2,36 +2,12 @@
 ``validate()`` (docs/dsl.md, "@context rules"). What the steps then show is pinned in
 tests/prompts/test_declared_context.py."""
 
-from pathlib import Path
-
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, StructureError, TreeNode
+from langtree import TreeNode
 from langtree.errors import Diagnostic
-
-SOURCE_LINES = Path(__file__).read_text().splitlines()
-
-
-def line_in(cls: type[TreeNode], snippet: str) -> int:
-    """The line of this file where ``snippet`` first stands in the definition of ``cls``."""
-    start = next(i for i, line in enumerate(SOURCE_LINES, 1) if f"class {cls.__name__}(" in line)
-    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > start and snippet in line)
-
-
-def diagnostics(*tasks: type[TreeNode]) -> tuple[Diagnostic, ...]:
-    """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(*tasks: type[TreeNode]) -> list[tuple[str, str, str]]:
-    return [(d.severity, d.message, d.hint) for d in diagnostics(*tasks)]
+from tests.structure.validated import diagnostics, line_in, problems
 
 
 def marked(diagnostic: Diagnostic) -> str:

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.testing import FakeChatModel
+from tests.structure.validated import diagnostics
 
 
 class TaskRate(TreeNode):
@@ -24,12 +25,7 @@ class TaskWithFallback(TreeNode):
 
 
 def problems(task: type[TreeNode]) -> list[tuple[str, str]]:
-    structure = RunStructure()
-    structure.add(task)
-    try:
-        return [(d.message, d.hint) for d in structure.validate()]
-    except StructureError as error:
-        return [(d.message, d.hint) for d in error.diagnostics]
+    return [(d.message, d.hint) for d in diagnostics(task)]
 
 
 def test_an_input_field_gets_no_step() -> None:

@@ -7,15 +7,10 @@ from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
+from tests.structure.validated import diagnostics, line_in, problems
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
-
-
-def line_in(cls: type[TreeNode], snippet: str) -> int:
-    """The line of this file where ``snippet`` first stands in the definition of ``cls``."""
-    start = next(i for i, line in enumerate(SOURCE_LINES, 1) if f"class {cls.__name__}(" in line)
-    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > start and snippet in line)
 
 
 def column_in(line: int, snippet: str, occurrence: int = 1) -> int:
@@ -25,21 +20,6 @@ def column_in(line: int, snippet: str, occurrence: int = 1) -> int:
     for _ in range(occurrence):
         index = text.index(snippet, index + 1)
     return index + 1
-
-
-def diagnostics(*tasks: type[TreeNode]) -> tuple[Diagnostic, ...]:
-    """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(*tasks: type[TreeNode]) -> list[tuple[str, str, str]]:
-    return [(d.severity, d.message, d.hint) for d in diagnostics(*tasks)]
 
 
 def location(diagnostic: Diagnostic) -> tuple[str | None, int | None, int, str, int]:

@@ -12,7 +12,7 @@ import pytest
 from pydantic import Field, create_model
 
 from langtree import RunStructure, StructureError, TreeNode
-from langtree.errors import Diagnostic
+from tests.structure.validated import diagnostics
 
 
 class Tag(TreeNode):
@@ -65,16 +65,6 @@ def catalog(field: str | None, command: str) -> type[TreeNode]:
     }
     doc = command if field is None else "A catalog."
     return create_model("TaskCatalog", __base__=TreeNode, __doc__=doc, **definitions)
-
-
-def diagnostics(*tasks: type[TreeNode], config: object = None) -> tuple[Diagnostic, ...]:
-    structure = RunStructure(config)  # type: ignore[arg-type]
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
 
 
 def check(field: str | None, command: str, *expected: tuple[str, str, str]) -> None:

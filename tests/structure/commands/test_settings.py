@@ -1,7 +1,6 @@
 """Node settings: modifiers, models (``llm``), resampling, ``@resampled``, and the config."""
 
 from enum import Enum
-from pathlib import Path
 
 import pytest
 from pydantic import Field
@@ -13,17 +12,10 @@ from langtree import (
     TypeMappingConfig,
     ValidationStrategy,
 )
-from langtree.errors import Diagnostic
 from langtree.structure.config import StructureConfig
+from tests.structure.validated import diagnostics, line_in, problems
 
 FILE = __file__
-SOURCE_LINES = Path(FILE).read_text().splitlines()
-
-
-def line_in(cls: type[TreeNode], snippet: str) -> int:
-    """The line of this file where ``snippet`` first stands in the definition of ``cls``."""
-    start = next(i for i, line in enumerate(SOURCE_LINES, 1) if f"class {cls.__name__}(" in line)
-    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > start and snippet in line)
 
 
 class Provider:
@@ -34,28 +26,6 @@ class Provider:
 
     def list_models(self) -> list[str]:
         return self.models
-
-
-def diagnostics(
-    *tasks: type[TreeNode], config: object = None, provider: Provider | None = None
-) -> tuple[Diagnostic, ...]:
-    """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure(config, provider)  # type: ignore[arg-type]
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(
-    *tasks: type[TreeNode], config: object = None, provider: Provider | None = None
-) -> list[tuple[str, str, str]]:
-    return [
-        (d.severity, d.message, d.hint)
-        for d in diagnostics(*tasks, config=config, provider=provider)
-    ]
 
 
 def steps(

@@ -7,28 +7,12 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, StructureError, TreeNode
+from langtree import RunStructure, TreeNode
 from langtree.dsl.commands import ExecutionCommand
 from langtree.dsl.parser import parse_command
-from langtree.errors import Diagnostic
+from tests.structure.validated import diagnostics, problems
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()
-
-
-def diagnostics(
-    *tasks: type[TreeNode], inputs: dict[object, object] | None = None
-) -> tuple[Diagnostic, ...]:
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate(inputs)
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(*tasks: type[TreeNode], **kwargs: object) -> list[tuple[str, str, str]]:
-    return [(d.severity, d.message, d.hint) for d in diagnostics(*tasks, **kwargs)]  # type: ignore[arg-type]
 
 
 class Finding(TreeNode):

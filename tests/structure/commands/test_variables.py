@@ -1,40 +1,12 @@
 """Assembly variables (``! name=value``): scope, conflicts, and arguments that name them."""
 
-from pathlib import Path
-
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, StructureError, TreeNode
-from langtree.errors import Diagnostic
+from langtree import RunStructure, TreeNode
+from tests.structure.validated import diagnostics, line_in, problems
 
 FILE = __file__
-SOURCE_LINES = Path(FILE).read_text().splitlines()
-
-
-def line_of(snippet: str, after: int = 0) -> int:
-    """The 1-based line of this file where ``snippet`` first stands after line ``after``."""
-    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > after and snippet in line)
-
-
-def line_in(cls: type[TreeNode], snippet: str) -> int:
-    """The line of ``snippet`` in the definition of ``cls``."""
-    return line_of(snippet, after=line_of(f"class {cls.__name__}("))
-
-
-def diagnostics(*tasks: type[TreeNode]) -> tuple[Diagnostic, ...]:
-    """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(*tasks: type[TreeNode]) -> list[tuple[str, str, str]]:
-    return [(d.severity, d.message, d.hint) for d in diagnostics(*tasks)]
 
 
 def settings_by_step(

@@ -8,6 +8,7 @@ from pydantic import Field, create_model
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.structure.commands.flows import resolve_flows
 from langtree.structure.planning.known import KnownFields, known_fields, supplied_fields
+from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 
 
 def structure_of(*tasks: type[TreeNode]) -> RunStructure:
@@ -85,23 +86,8 @@ def test_a_field_without_a_default_or_defaulting_to_none_is_generated(
 # ---------------------------------------------------------------------------------------
 
 
-class Chapter(TreeNode):
-    title: str
-    summary: str
-
-
-class TaskBook(TreeNode):
-    chapters: list[Chapter] = Field(
-        default=[],
-        description="! @each[chapters]->task.digest@{{value.summaries=chapters.summary}}*",
-    )
-
-
-class TaskDigest(TreeNode):
-    summaries: list[str]
-    digest: str
-
-
+# TaskBook sends each chapter's summary to TaskDigest.summaries; TaskLabels sends each label
+# to a row of TaskTable.rows (tests/structure/planning/each_trees.py).
 def test_a_value_target_is_known() -> None:
     assert known_of(TaskBook, TaskDigest)["task.digest"] == {"summaries"}
 
@@ -141,22 +127,6 @@ def test_a_node_target_makes_its_whole_subtree_known() -> None:
     known = known_of(TaskCopy, TaskPaste)
 
     assert (known["task.paste"], known["task.paste.sheet"]) == ({"sheet"}, {"heading", "body"})
-
-
-class Row(TreeNode):
-    label: str
-    detail: str
-
-
-class TaskLabels(TreeNode):
-    labels: list[str] = Field(
-        description="! @each[labels]->task.table.rows@{{value.label=labels}}*"
-    )
-
-
-class TaskTable(TreeNode):
-    rows: list[Row]
-    caption: str
 
 
 def test_an_each_creates_the_elements_its_targets_lie_in() -> None:

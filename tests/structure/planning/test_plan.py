@@ -12,6 +12,7 @@ from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 from langtree.structure.planning.plan import ExecutionPlan, PlanStep
 from langtree.testing import FakeChatModel
+from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -280,23 +281,6 @@ def test_a_parallel_parents_steps_wait_for_the_descended_fields_their_context_sh
 # ---------------------------------------------------------------------------------------
 
 
-class Chapter(TreeNode):
-    title: str
-    summary: str
-
-
-class TaskBook(TreeNode):
-    chapters: list[Chapter] = Field(
-        default=[],
-        description="! @each[chapters]->task.digest@{{value.summaries=chapters.summary}}*",
-    )
-
-
-class TaskDigest(TreeNode):
-    summaries: list[str]
-    digest: str
-
-
 class TaskAbstract(TreeNode):
     """! @parallel"""
 
@@ -310,6 +294,8 @@ class TaskReview(TreeNode):
     review: str
 
 
+# TaskBook sends each chapter's summary to TaskDigest.summaries; TaskLabels sends each label
+# to a row of TaskTable.rows (tests/structure/planning/each_trees.py).
 @pytest.mark.parametrize(
     ("tasks", "step", "waits_for"),
     [
@@ -331,22 +317,6 @@ def test_a_destination_waits_for_the_step_that_produces_its_data(
     tasks: tuple[type[TreeNode], ...], step: str, waits_for: tuple[str, ...]
 ) -> None:
     assert plan_of(*tasks).step(step).depends_on == waits_for
-
-
-class Row(TreeNode):
-    label: str
-    detail: str
-
-
-class TaskLabels(TreeNode):
-    labels: list[str] = Field(
-        description="! @each[labels]->task.table.rows@{{value.label=labels}}*"
-    )
-
-
-class TaskTable(TreeNode):
-    rows: list[Row]
-    caption: str
 
 
 def test_the_elements_an_each_creates_are_generated_after_its_data() -> None:

@@ -1,37 +1,14 @@
 """Type compatibility of ``value`` mappings, checked by ``RunStructure.validate()``."""
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, StructureError, TreeNode
-from langtree.errors import Diagnostic
+from langtree import TreeNode
+from tests.structure.validated import diagnostics, line_in, problems
 
 FILE = __file__
-SOURCE_LINES = Path(FILE).read_text().splitlines()
-
-
-def line_in(cls: type[TreeNode], snippet: str) -> int:
-    """The line of this file where ``snippet`` first stands in the definition of ``cls``."""
-    start = next(i for i, line in enumerate(SOURCE_LINES, 1) if f"class {cls.__name__}(" in line)
-    return next(i for i, line in enumerate(SOURCE_LINES, 1) if i > start and snippet in line)
-
-
-def diagnostics(*tasks: type[TreeNode], config: object = None) -> tuple[Diagnostic, ...]:
-    """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure(config)  # type: ignore[arg-type]
-    for task in tasks:
-        structure.add(task)
-    try:
-        return structure.validate()
-    except StructureError as error:
-        return error.diagnostics
-
-
-def problems(*tasks: type[TreeNode], config: object = None) -> list[tuple[str, str, str]]:
-    return [(d.severity, d.message, d.hint) for d in diagnostics(*tasks, config=config)]
 
 
 def mapping(source: str, target: str, level: str, verdict: str, strategy: str) -> str:
