@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from catalogue_tree import Item, TaskCatalogue
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, StructureError, TreeNode
@@ -67,19 +68,6 @@ class TaskPick(TreeNode):
     """
 
     colour: str
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
 
 
 class TaskShelf(TreeNode):

@@ -11,17 +11,14 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import pytest
-from pydantic import Field
+from catalogue_tree import TaskCatalogue, catalogue, catalogue_inputs
 
 from langtree import (
     ExecutionError,
-    LLMProvider,
     RateLimit,
     RetryPolicy,
     RunResult,
-    RunStructure,
     StructureError,
-    TreeNode,
 )
 from langtree.prompts.tokens import PromptTokens, encoding_loaded
 from langtree.runtime.faults.rate_limit import RateBuckets, RateLimiter
@@ -31,19 +28,6 @@ RUN_HINT = (
     "\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
 
 
 class FakeClock:
@@ -101,16 +85,6 @@ class RateLimitedError(Exception):
     def __init__(self, retry_after: str) -> None:
         super().__init__("Rate limit reached for requests")
         self.response = SimpleNamespace(headers={"retry-after": retry_after})
-
-
-def catalogue(model: FakeChatModel, config: dict[str, object] | None = None) -> RunStructure:
-    built = RunStructure(config, provider=LLMProvider({"default": model}))
-    built.add(TaskCatalogue)
-    return built
-
-
-def catalogue_inputs(count: int) -> dict[object, object]:
-    return {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(count)]}}
 
 
 # --- the buckets ----------------------------------------------------------------------------
