@@ -8,10 +8,10 @@ start with no encoding chosen and tell from ``encoding_loaded()`` whether anythi
 
 import asyncio
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import pytest
 from catalogue_tree import TaskCatalogue, catalogue, catalogue_inputs
+from provider_faults import FakeClock, RateLimitedError
 
 from langtree import (
     ExecutionError,
@@ -28,21 +28,6 @@ RUN_HINT = (
     "\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
-
-
-class FakeClock:
-    """Seconds that pass only when someone sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def limit(clock: FakeClock, **limits: float) -> RateLimit:
@@ -75,16 +60,6 @@ class RecordingLimiter:
 
     def hold(self, model: str, seconds: float) -> None:
         self.held.append((model, seconds))
-
-
-class RateLimitedError(Exception):
-    """Stands in for a provider's HTTP 429 with a Retry-After header."""
-
-    status_code = 429
-
-    def __init__(self, retry_after: str) -> None:
-        super().__init__("Rate limit reached for requests")
-        self.response = SimpleNamespace(headers={"retry-after": retry_after})
 
 
 # --- the buckets ----------------------------------------------------------------------------
