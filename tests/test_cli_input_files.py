@@ -37,6 +37,21 @@ def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, 
     return status, captured.out, captured.err
 
 
+def run_rows(rows: Path, output: Path) -> list[object]:
+    """The arguments of a run of the review example over the dataset ``rows``, its
+    results written to ``output``."""
+    return [
+        "run",
+        f"{REVIEWS}:TaskRateReview",
+        "--input",
+        rows,
+        "--output",
+        output,
+        "--model",
+        "fake",
+    ]
+
+
 def folder(path: Path) -> Path:
     path.mkdir()
     return path
@@ -143,17 +158,7 @@ def test_a_dataset_that_is_not_a_regular_file_is_refused_before_any_call(
     path = make(tmp_path / "rows.jsonl")
     output = tmp_path / "results.jsonl"
 
-    status, out, err = shown(
-        capsys,
-        "run",
-        f"{REVIEWS}:TaskRateReview",
-        "--input",
-        path,
-        "--output",
-        output,
-        "--model",
-        "fake",
-    )
+    status, out, err = shown(capsys, *run_rows(path, output))
 
     assert (status, out) == (2, "")
     assert err == f"langtree: error: Cannot read rows from {str(path)!r}: " + why.format(
@@ -171,17 +176,7 @@ def test_a_dataset_line_longer_than_the_limit_is_refused_before_any_call(
     os.truncate(path, len(first) + LIMIT + 1)  # a second line of zero bytes, no newline
     output = tmp_path / "results.jsonl"
 
-    status, out, err = shown(
-        capsys,
-        "run",
-        f"{REVIEWS}:TaskRateReview",
-        "--input",
-        path,
-        "--output",
-        output,
-        "--model",
-        "fake",
-    )
+    status, out, err = shown(capsys, *run_rows(path, output))
 
     assert (status, out) == (2, "")
     assert err == (
@@ -218,17 +213,7 @@ def test_a_dataset_with_a_byte_order_mark_and_either_line_ending_runs_every_row(
     path.write_bytes(("\ufeff" + newline.join(rows)).encode("utf-8"))  # no final newline
     output = tmp_path / "results.jsonl"
 
-    status, out, _ = shown(
-        capsys,
-        "run",
-        f"{REVIEWS}:TaskRateReview",
-        "--input",
-        path,
-        "--output",
-        output,
-        "--model",
-        "fake",
-    )
+    status, out, _ = shown(capsys, *run_rows(path, output))
 
     assert (status, out) == (0, "")
     written = [json.loads(line) for line in output.read_text().splitlines()]

@@ -5,46 +5,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from pydantic import Field
+from parts_run import parts_run
 
-from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.cli import main
-from langtree.runtime import RunResult
 from langtree.runtime.page import DEFAULT_MAX_RUN_BYTES, page_html, read_run
-from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 REVIEW = EXAMPLES / "review_rating.py"
 REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
-
-
-class Part(TreeNode):
-    """One part."""
-
-    name: str = Field(description="The name.")
-    note: str = Field(description="A note.")
-
-
-class TaskParts(TreeNode):
-    """Describe the parts."""
-
-    parts: list[Part] = Field(default=[], description="The parts.")
-    summary: str = Field(description="The summary.")
-
-
-def second_note_missing(request: FakeRequest) -> ResponderResult:
-    if request.node_path == "task.parts.parts[1]":
-        return {"note": None}
-    return {name: f"{name} of {request.node_path}" for name in request.fields}
-
-
-def parts_run(config: dict[str, object] | None = None, journal: Path | None = None) -> RunResult:
-    model = FakeChatModel(responder=second_note_missing)
-    structure = RunStructure(config, provider=LLMProvider({"default": model}))
-    structure.add(TaskParts)
-    inputs = {TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}
-    return structure.run(inputs, max_retries=0, journal=journal)
 
 
 def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
@@ -56,7 +24,7 @@ def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, s
 def test_show_writes_the_page_of_a_saved_result_next_to_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    result = parts_run({"on_error": "continue"})
+    result = parts_run()
     saved = tmp_path / "run.json"
     saved.write_text(result.to_json(), encoding="utf-8")
 
@@ -70,7 +38,7 @@ def test_show_writes_the_page_where_output_says(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     saved = tmp_path / "run.json"
-    saved.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    saved.write_text(parts_run().to_json(), encoding="utf-8")
     page = tmp_path / "pages" / "latest.html"
     page.parent.mkdir()
 
@@ -252,9 +220,9 @@ def test_a_run_larger_than_max_bytes_is_refused_before_it_is_read(
 ) -> None:
     path = tmp_path / name
     if name == "run.json":
-        path.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+        path.write_text(parts_run().to_json(), encoding="utf-8")
     else:
-        parts_run({"on_error": "continue"}, journal=path)
+        parts_run(journal=path)
     size = path.stat().st_size
 
     status, out, err = show(capsys, path, "--max-bytes", size - 1)
@@ -274,7 +242,7 @@ def test_a_run_larger_than_max_bytes_is_refused_before_it_is_read(
 def test_a_run_is_read_up_to_100_mib_unless_max_bytes_says(tmp_path: Path) -> None:
     assert DEFAULT_MAX_RUN_BYTES == 100 * 1024 * 1024
     path = tmp_path / "run.json"
-    path.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    path.write_text(parts_run().to_json(), encoding="utf-8")
 
     assert read_run(path) == read_run(path, max_bytes=path.stat().st_size)
 
@@ -284,7 +252,7 @@ def test_max_bytes_is_a_whole_number_of_at_least_one(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, value: int
 ) -> None:
     saved = tmp_path / "run.json"
-    saved.write_text(parts_run({"on_error": "continue"}).to_json(), encoding="utf-8")
+    saved.write_text(parts_run().to_json(), encoding="utf-8")
 
     status, out, err = show(capsys, saved, "--max-bytes", value)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from journal_worker import answer
-from pydantic import Field
+from notes_tree import TaskNotes
 
 from langtree import (
     ExecutionError,
@@ -18,25 +18,10 @@ from langtree import (
     RunStructure,
     StepFailedError,
     StructureError,
-    TreeNode,
     UsageLimits,
 )
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
-
-
-class Paragraph(TreeNode):
-    """Summarise the paragraph."""
-
-    text: str = Field(description="The paragraph.")
-    summary: str = Field(description="One sentence.")
-
-
-class TaskNotes(TreeNode):
-    """Summarise the notes."""
-
-    paragraphs: list[Paragraph] = Field(default=[], description="The paragraphs.")
-    digest: str = Field(description="One paragraph.")
 
 
 def notes(row: int, paragraphs: int = 2) -> dict[object, object]:

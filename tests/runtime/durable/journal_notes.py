@@ -7,29 +7,11 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field
+from notes_tree import TaskNotes, notes
 
-from langtree import LLMProvider, RunResult, RunStructure, TreeNode
+from langtree import LLMProvider, RunResult, RunStructure
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
-
-
-class Paragraph(TreeNode):
-    """Summarise the paragraph."""
-
-    text: str = Field(description="The paragraph.")
-    summary: str = Field(description="One sentence.")
-
-
-class TaskNotes(TreeNode):
-    """Summarise the notes."""
-
-    paragraphs: list[Paragraph] = Field(default=[], description="The paragraphs.")
-    digest: str = Field(description="One paragraph.")
-
-
-def notes(count: int) -> dict[object, object]:
-    return {TaskNotes: {"paragraphs": [{"text": f"p{i}"} for i in range(count)]}}
 
 
 def answer(request: FakeRequest) -> Mapping[str, object]:

@@ -23,6 +23,7 @@ from journal_worker import (
     answer,
     structure,
 )
+from notes_tree import Paragraph, TaskNotes, notes
 from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, StepFailedError, TreeNode
@@ -30,22 +31,7 @@ from langtree.runtime.durable.journal import JournalReport
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
 
-
-class Paragraph(TreeNode):
-    """Summarise the paragraph."""
-
-    text: str = Field(description="The paragraph.")
-    summary: str = Field(description="One sentence.")
-
-
-class TaskNotes(TreeNode):
-    """Summarise the notes."""
-
-    paragraphs: list[Paragraph] = Field(default=[], description="The paragraphs.")
-    digest: str = Field(description="One paragraph.")
-
-
-NOTES = {TaskNotes: {"paragraphs": [{"text": f"p{i}"} for i in range(3)]}}
+NOTES = notes(3)
 
 
 def run(task: type[TreeNode], inputs: Mapping[object, object], journal: Path, model: FakeChatModel):
@@ -194,10 +180,9 @@ def test_a_call_is_sent_once_every_answer_before_it_is_in_the_journal(tmp_path: 
         given.append("valid" if retry or request.node_path == "task.notes" else "invalid")
         return answer(request) if given[-1] == "valid" else {"summary": 5}
 
-    notes = {TaskNotes: {"paragraphs": [{"text": f"p{i}"} for i in range(160)]}}
     structure = RunStructure(provider=LLMProvider({"fake": FakeChatModel(invalid_first, latency)}))
     structure.add(TaskNotes)
-    structure.run(notes, journal=journal, max_concurrency=1)
+    structure.run(notes(160), journal=journal, max_concurrency=1)
 
     assert given.count("invalid") == 160
     assert seen == [(answered, answered) for answered in range(321)]

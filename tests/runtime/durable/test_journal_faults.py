@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from journal_worker import answer
+from notes_tree import TaskNotes, notes
 from pydantic import Field
 
 from langtree import (
@@ -31,29 +33,6 @@ from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest
 
 
-class Chapter(TreeNode):
-    """Summarise the chapter."""
-
-    text: str = Field(description="The chapter.")
-    summary: str = Field(description="One paragraph.")
-
-
-class TaskBook(TreeNode):
-    """Summarise the book."""
-
-    chapters: list[Chapter] = Field(default=[], description="The chapters.")
-    digest: str = Field(description="One page.")
-
-
-def book(chapters: int) -> dict[object, object]:
-    return {TaskBook: {"chapters": [{"text": f"c{i}"} for i in range(chapters)]}}
-
-
-def answer(request: FakeRequest) -> Mapping[str, object]:
-    """The same answer for the same call, in any run."""
-    return {name: f"{name} of {request.node_path}" for name in request.fields}
-
-
 def long_answer(request: FakeRequest) -> Mapping[str, object]:
     """An answer of 2 KB per field, so that a few dozen fill a small disk."""
     return {name: f"{name} of {request.node_path} " + "x" * 2000 for name in request.fields}
@@ -61,7 +40,7 @@ def long_answer(request: FakeRequest) -> Mapping[str, object]:
 
 def structure(model: FakeChatModel) -> RunStructure:
     tree = RunStructure(provider=LLMProvider({"fake": model}))
-    tree.add(TaskBook)
+    tree.add(TaskNotes)
     return tree
 
 
@@ -151,7 +130,7 @@ WRITE_FAILED = (
 def run_on_full_disk(journal: Path, model: FakeChatModel) -> JournalWriteError:
     """The error of a run whose journal fills its disk (its tasks gone once it returns)."""
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(book(60), journal=journal, max_concurrency=4)
+        structure(model).run(notes(60), journal=journal, max_concurrency=4)
     return caught.value
 
 
@@ -170,10 +149,12 @@ def test_a_full_disk_stops_the_run_with_every_answer_it_paid_for(
     assert len(answered) == len(model.calls)
     # Only the calls in flight when the first write failed went on: no call started after.
     assert 0 < len(model.calls) - recorded(journal) <= 4
-    chapters = error.result.partials["task.book"]["chapters"]
+    paragraphs = error.result.partials["task.notes"]["paragraphs"]
     summaries = {record.node_path for record in answered}
     assert summaries == {
-        f"task.book.chapters[{i}]" for i, chapter in enumerate(chapters) if "summary" in chapter
+        f"task.notes.paragraphs[{i}]"
+        for i, paragraph in enumerate(paragraphs)
+        if "summary" in paragraph
     }
     assert "never retrieved" not in caplog.text
 
@@ -207,8 +188,8 @@ def test_a_full_disk_stops_every_row_of_a_dataset(disk: Disk) -> None:
 
 READ_ONLY = (
     "The journal '{path}' is read-only (on a read-only file system): it replays the "
-    "answers it holds, and the call of step 'task.book.chapters:summary' for "
-    "'task.book.chapters[3]' is not among them\n"
+    "answers it holds, and the call of step 'task.notes.paragraphs:summary' for "
+    "'task.notes.paragraphs[3]' is not among them\n"
     "  hint: to make new calls, copy the journal to a folder this process may write to, "
     "and give the run the copy"
 )
@@ -216,14 +197,14 @@ READ_ONLY = (
 
 def test_a_journal_on_a_read_only_disk_replays_what_it_holds(disk: Disk) -> None:
     journal = disk.mount("1m") / "run.sqlite"
-    first = structure(FakeChatModel(responder=answer)).run(book(3), journal=journal)
+    first = structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     disk.read_only()
     model = FakeChatModel(responder=answer)
 
-    again = structure(model).run(book(3), journal=journal)
+    again = structure(model).run(notes(3), journal=journal)
 
     assert model.calls == []
-    assert again[TaskBook] == first[TaskBook]
+    assert again[TaskNotes] == first[TaskNotes]
     assert again.journal == JournalReport(path=str(journal), replayed=4, recorded=0, unmatched=0)
 
 
@@ -231,30 +212,30 @@ def test_a_read_only_journal_file_replays_what_it_holds(
     tmp_path: Path, read_only_file: list[Path]
 ) -> None:
     journal = tmp_path / "run.sqlite"
-    first = structure(FakeChatModel(responder=answer)).run(book(3), journal=journal)
+    first = structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     make_read_only(journal, read_only_file)
     model = FakeChatModel(responder=answer)
 
-    again = structure(model).run(book(3), journal=journal)
+    again = structure(model).run(notes(3), journal=journal)
 
     assert model.calls == []
-    assert again[TaskBook] == first[TaskBook]
+    assert again[TaskNotes] == first[TaskNotes]
 
 
 def test_a_read_only_journal_stops_before_a_call_it_could_not_record(disk: Disk) -> None:
     journal = disk.mount("1m") / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(book(3), journal=journal)
+    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     disk.read_only()
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(book(4), journal=journal)
+        structure(model).run(notes(4), journal=journal)
 
     assert model.calls == []
     assert str(caught.value) == READ_ONLY.format(path=journal)
     assert caught.value.result is not None
     assert sorted(record.node_path for record in caught.value.result.trace) == [
-        f"task.book.chapters[{i}]" for i in range(3)
+        f"task.notes.paragraphs[{i}]" for i in range(3)
     ]
 
 
@@ -262,12 +243,12 @@ def test_a_read_only_journal_file_stops_before_a_call_it_could_not_record(
     tmp_path: Path, read_only_file: list[Path]
 ) -> None:
     journal = tmp_path / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(book(3), journal=journal)
+    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     make_read_only(journal, read_only_file)
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(book(4), journal=journal)
+        structure(model).run(notes(4), journal=journal)
 
     assert model.calls == []
     assert str(caught.value) == READ_ONLY.format(path=journal)
@@ -279,7 +260,7 @@ def test_a_journal_cannot_be_created_on_a_read_only_disk(disk: Disk) -> None:
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(ExecutionError) as caught:
-        structure(model).run(book(1), journal=root / "run.sqlite")
+        structure(model).run(notes(1), journal=root / "run.sqlite")
 
     assert model.calls == []
     assert str(caught.value) == (
@@ -292,7 +273,7 @@ def test_a_journal_cannot_be_created_on_a_read_only_disk(disk: Disk) -> None:
 def test_answers_left_in_the_wal_of_a_read_only_disk_are_not_passed_over(disk: Disk) -> None:
     root = disk.mount("1m")
     journal = root / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(book(3), journal=journal)
+    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     # A run killed before SQLite moved its last answers into the file leaves them in the
     # -wal file beside it; the copy below is such a pair, without the -shm file.
     (root / "left").mkdir()
@@ -308,7 +289,7 @@ def test_answers_left_in_the_wal_of_a_read_only_disk_are_not_passed_over(disk: D
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(ExecutionError) as caught:
-        structure(model).run(book(3), journal=left)
+        structure(model).run(notes(3), journal=left)
 
     assert model.calls == []
     assert str(caught.value) == (

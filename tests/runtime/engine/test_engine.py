@@ -1,37 +1,19 @@
 """RunStructure.run/arun: steps on a FakeChatModel through an LLMProvider (never patched)."""
 
 import asyncio
-import importlib.util
 import json
 import pickle
-import sys
 from collections.abc import Mapping
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from catalogue_tree import Item, TaskCatalogue
+from example_modules import load_example
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider, RunResult, StepFailedError
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
-
-EXAMPLES = Path(__file__).parents[3] / "examples"
-
-
-def load_example(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` without putting ``examples/`` on ``sys.path``."""
-    spec = importlib.util.spec_from_file_location(
-        f"langtree_example_{name}", EXAMPLES / f"{name}.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 report_digest = load_example("report_digest")
 review_rating = load_example("review_rating")
@@ -67,19 +49,6 @@ class TaskPick(TreeNode):
     """
 
     colour: str
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
 
 
 class TaskShelf(TreeNode):

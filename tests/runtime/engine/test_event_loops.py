@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalogue_tree import TaskCatalogue, catalogue, catalogue_inputs
 from loop_bound import LoopBoundClient, running_loop
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
-from langtree import RunInterrupted, RunStructure, TreeNode
-from langtree.runtime import LLMProvider, RunResult
+from langtree import RunInterrupted
+from langtree.runtime import RunResult
 from langtree.runtime.engine.loop import run_sync
 from langtree.testing import FakeChatModel, FakeRequest
 
 REPOSITORY = Path(__file__).parent.parent.parent.parent
+RUNTIME_TESTS = Path(__file__).parent.parent
 
 
 class LoopBoundModel(FakeChatModel):
@@ -37,29 +39,6 @@ class LoopBoundModel(FakeChatModel):
         return await super()._agenerate(*args, **kwargs)
 
 
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
-
-
-def catalogue(model: FakeChatModel) -> RunStructure:
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskCatalogue)
-    return structure
-
-
-def inputs(count: int) -> dict[object, object]:
-    return {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(count)]}}
-
-
 def blurbs(result: RunResult) -> list[str]:
     return [item.blurb for item in result[TaskCatalogue].items]
 
@@ -67,7 +46,7 @@ def blurbs(result: RunResult) -> list[str]:
 def test_repeated_runs_reuse_one_loop() -> None:
     structure = catalogue(LoopBoundModel())
 
-    results = [structure.run(inputs(2)) for _ in range(3)]
+    results = [structure.run(catalogue_inputs(2)) for _ in range(3)]
 
     assert [blurbs(result) for result in results] == [["blurb 1", "blurb 1"]] * 3
 
@@ -75,7 +54,7 @@ def test_repeated_runs_reuse_one_loop() -> None:
 def test_repeated_invokes_of_the_built_runnable_reuse_one_loop() -> None:
     runnable = catalogue(LoopBoundModel()).build()
 
-    results = [runnable.invoke(inputs(2)) for _ in range(2)]
+    results = [runnable.invoke(catalogue_inputs(2)) for _ in range(2)]
 
     assert [blurbs(result) for result in results] == [["blurb 1", "blurb 1"]] * 2
 
@@ -83,7 +62,9 @@ def test_repeated_invokes_of_the_built_runnable_reuse_one_loop() -> None:
 def test_a_batch_from_several_threads_shares_the_loop() -> None:
     runnable = catalogue(LoopBoundModel()).build()
 
-    results = runnable.batch([inputs(1), inputs(2), inputs(3)], {"max_concurrency": 3})
+    results = runnable.batch(
+        [catalogue_inputs(1), catalogue_inputs(2), catalogue_inputs(3)], {"max_concurrency": 3}
+    )
 
     assert [len(blurbs(result)) for result in results] == [1, 2, 3]
 
@@ -92,8 +73,8 @@ def test_run_then_arun_in_a_notebook_use_the_same_loop() -> None:
     structure = catalogue(LoopBoundModel())
 
     async def cell() -> tuple[RunResult, RunResult]:
-        first = structure.run(inputs(1))  # a blocking call inside the kernel's loop
-        second = await structure.arun(inputs(2))
+        first = structure.run(catalogue_inputs(1))  # a blocking call inside the kernel's loop
+        second = await structure.arun(catalogue_inputs(2))
         return first, second
 
     first, second = asyncio.run(cell())
@@ -104,8 +85,8 @@ def test_run_then_arun_in_a_notebook_use_the_same_loop() -> None:
 def test_arun_in_a_script_then_run() -> None:
     structure = catalogue(LoopBoundModel())
 
-    first = asyncio.run(structure.arun(inputs(1)))  # closes its loop
-    second = structure.run(inputs(2))
+    first = asyncio.run(structure.arun(catalogue_inputs(1)))  # closes its loop
+    second = structure.run(catalogue_inputs(2))
 
     assert (blurbs(first), blurbs(second)) == (["blurb 1"], ["blurb 1", "blurb 1"])
 
@@ -114,8 +95,8 @@ def test_await_arun_then_run_in_a_notebook_use_the_same_loop() -> None:
     structure = catalogue(LoopBoundModel())
 
     async def cell() -> tuple[RunResult, RunResult]:
-        first = await structure.arun(inputs(1))
-        second = structure.run(inputs(2))  # a blocking call inside the kernel's loop
+        first = await structure.arun(catalogue_inputs(1))
+        second = structure.run(catalogue_inputs(2))  # a blocking call inside the kernel's loop
         return first, second
 
     first, second = asyncio.run(cell())
@@ -127,7 +108,7 @@ def test_arun_drives_the_models_from_langtree_loop() -> None:
     model = LoopBoundModel()
 
     async def main() -> asyncio.AbstractEventLoop:
-        await catalogue(model).arun(inputs(1))
+        await catalogue(model).arun(catalogue_inputs(1))
         return asyncio.get_running_loop()
 
     callers = asyncio.run(main())
@@ -173,7 +154,7 @@ def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
     def run() -> None:
         interrupt_once(answered, moments)
         try:
-            structure.run(inputs(250), max_concurrency=8)
+            structure.run(catalogue_inputs(250), max_concurrency=8)
         except RunInterrupted as error:
             caught.append(error)
             moments.append(time.monotonic())
@@ -207,29 +188,15 @@ def test_ctrl_c_stops_the_run_within_a_second(in_a_running_loop: bool) -> None:
     )
 
 
-CTRL_C_SCRIPT = '''
+CTRL_C_SCRIPT = """
 import asyncio
 import os
 import signal
 
-from pydantic import Field
+from catalogue_tree import catalogue, catalogue_inputs
 
-from langtree import RunInterrupted, RunStructure, TreeNode
-from langtree.runtime import LLMProvider
+from langtree import RunInterrupted
 from langtree.testing import FakeChatModel
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
 
 
 async def respond(request):
@@ -242,16 +209,12 @@ async def respond(request):
 
 
 model = FakeChatModel(respond)
-structure = RunStructure(provider=LLMProvider({"default": model}))
-structure.add(TaskCatalogue)
+structure = catalogue(model)
 
 
 def run():
     try:
-        structure.run(
-            {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(40)]}},
-            max_concurrency=1,
-        )
+        structure.run(catalogue_inputs(40), max_concurrency=1)
     except RunInterrupted as error:
         print(error)
         raise
@@ -261,7 +224,7 @@ def run():
 
 async def main():
     run()
-'''
+"""
 
 CTRL_C_CALLERS = [
     pytest.param("run()\n", id="script"),
@@ -286,7 +249,8 @@ def test_ctrl_c_stops_a_run_that_a_script_an_event_loop_or_asyncio_run_waits_for
     finished = subprocess.run(
         [sys.executable, str(script)],
         cwd=REPOSITORY,
-        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        # The script imports LangTree and the catalogue beside these tests.
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPOSITORY), str(RUNTIME_TESTS)])},
         capture_output=True,
         text=True,
         timeout=120,

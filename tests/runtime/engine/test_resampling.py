@@ -1,14 +1,11 @@
 """Resampling (DESIGN D12): n concurrent samples per instance, aggregated per field."""
 
 import asyncio
-import importlib.util
 import json
-import sys
 from enum import Enum
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from example_modules import load_example
 from pydantic import BaseModel, Field
 
 from langtree import RunStructure, TreeNode
@@ -16,21 +13,6 @@ from langtree.runtime import LLMProvider, StepFailedError
 from langtree.runtime.engine.resampling import aggregate, nearest_member
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
-
-EXAMPLES = Path(__file__).parents[3] / "examples"
-
-
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"langtree_resampling_example_{name}", EXAMPLES / f"{name}.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 review_rating = load_example("review_rating")
 

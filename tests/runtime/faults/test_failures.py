@@ -4,10 +4,11 @@ import asyncio
 import pickle
 import time
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from catalogue_tree import TaskCatalogue, catalogue_inputs
+from provider_faults import RateLimitedError
 from pydantic import Field, model_validator
 
 from langtree import (
@@ -33,29 +34,6 @@ class TaskGreet(TreeNode):
 
     name: str = Field(description="Who to greet.")
     greeting: str = Field(description="One friendly sentence.")
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
-
-
-class RateLimitedError(Exception):
-    """Stands in for a provider's HTTP 429 with a Retry-After header."""
-
-    status_code = 429
-
-    def __init__(self, retry_after: str) -> None:
-        super().__init__("Rate limit reached for requests")
-        self.response = SimpleNamespace(headers={"retry-after": retry_after})
 
 
 class UnauthorizedError(Exception):
@@ -91,10 +69,6 @@ def structure(
 
 def greet(model: object, **options: Any) -> RunResult:
     return structure(model).run({TaskGreet: {"name": "Ada"}}, **{"retry": FAST, **options})
-
-
-def catalogue_inputs(count: int) -> dict[object, object]:
-    return {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(count)]}}
 
 
 # --- transient failures ----------------------------------------------------------------

@@ -8,20 +8,17 @@ start with no encoding chosen and tell from ``encoding_loaded()`` whether anythi
 
 import asyncio
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import pytest
-from pydantic import Field
+from catalogue_tree import TaskCatalogue, catalogue, catalogue_inputs
+from provider_faults import FakeClock, RateLimitedError
 
 from langtree import (
     ExecutionError,
-    LLMProvider,
     RateLimit,
     RetryPolicy,
     RunResult,
-    RunStructure,
     StructureError,
-    TreeNode,
 )
 from langtree.prompts.tokens import PromptTokens, encoding_loaded
 from langtree.runtime.faults.rate_limit import RateBuckets, RateLimiter
@@ -31,34 +28,6 @@ RUN_HINT = (
     "\n  hint: e.g. run(..., max_concurrency=8, call_timeout=60, "
     "retry=RetryPolicy(max_retries=5), usage_limits=UsageLimits(calls=500))"
 )
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
-
-
-class FakeClock:
-    """Seconds that pass only when someone sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def limit(clock: FakeClock, **limits: float) -> RateLimit:
@@ -91,26 +60,6 @@ class RecordingLimiter:
 
     def hold(self, model: str, seconds: float) -> None:
         self.held.append((model, seconds))
-
-
-class RateLimitedError(Exception):
-    """Stands in for a provider's HTTP 429 with a Retry-After header."""
-
-    status_code = 429
-
-    def __init__(self, retry_after: str) -> None:
-        super().__init__("Rate limit reached for requests")
-        self.response = SimpleNamespace(headers={"retry-after": retry_after})
-
-
-def catalogue(model: FakeChatModel, config: dict[str, object] | None = None) -> RunStructure:
-    built = RunStructure(config, provider=LLMProvider({"default": model}))
-    built.add(TaskCatalogue)
-    return built
-
-
-def catalogue_inputs(count: int) -> dict[object, object]:
-    return {TaskCatalogue: {"items": [{"name": f"item {i}"} for i in range(count)]}}
 
 
 # --- the buckets ----------------------------------------------------------------------------

@@ -10,9 +10,9 @@ import sys
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from provider_faults import FakeClock, RateLimitedError
 from pydantic import Field
 
 from langtree import RetryPolicy, RunStructure, StepFailedError, TreeNode
@@ -22,31 +22,6 @@ from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC).timestamp()
-
-
-class FakeClock:
-    """Seconds since the epoch that pass only when someone sleeps."""
-
-    def __init__(self) -> None:
-        self.now = NOW
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
-class RateLimitedError(Exception):
-    """Stands in for a provider's HTTP 429 with a Retry-After header."""
-
-    status_code = 429
-
-    def __init__(self, retry_after: str) -> None:
-        super().__init__("Rate limit reached for requests")
-        self.response = SimpleNamespace(headers={"Retry-After": retry_after})
 
 
 class TaskGreet(TreeNode):
@@ -59,7 +34,7 @@ class TaskGreet(TreeNode):
 def refusing(retry_after: str, times: int = 1) -> FakeChatModel:
     """A model whose provider answers 429 with ``retry_after`` ``times`` times, then
     answers."""
-    refusals = [RateLimitedError(retry_after)] * times
+    refusals = [RateLimitedError(retry_after, header="Retry-After")] * times
 
     def respond(request: FakeRequest) -> ResponderResult:
         if refusals:
@@ -111,7 +86,7 @@ IN_2099 = datetime(2099, 1, 1, tzinfo=UTC).timestamp() - NOW
 def test_a_retry_waits_what_the_provider_asks_up_to_max_wait(
     retry_after: str, slept: list[float], note: str | None
 ) -> None:
-    clock = FakeClock()
+    clock = FakeClock(NOW)
 
     result = greet(refusing(retry_after), on(clock))
 
@@ -123,7 +98,7 @@ def test_a_retry_waits_what_the_provider_asks_up_to_max_wait(
 
 
 def test_max_wait_sets_the_longest_wait_for_the_provider() -> None:
-    clock = FakeClock()
+    clock = FakeClock(NOW)
 
     result = greet(refusing("100000"), on(clock, max_wait=60))
 
@@ -135,7 +110,7 @@ def test_max_wait_sets_the_longest_wait_for_the_provider() -> None:
 
 
 def test_a_provider_that_still_refuses_after_the_longest_wait_fails_the_step() -> None:
-    clock = FakeClock()
+    clock = FakeClock(NOW)
 
     with pytest.raises(StepFailedError) as caught:
         greet(refusing("100000", times=10), on(clock, max_retries=2))
@@ -163,7 +138,7 @@ def test_the_progress_bar_says_while_a_call_waits_for_the_provider() -> None:
     # The bar's own clock stands still: only the wait's start and end redraw the line.
     bar = ProgressBar(1, interval=3600, stream=terminal, clock=lambda: 0.0)
 
-    greet(refusing("100000"), on(FakeClock()), config={"callbacks": [bar]})
+    greet(refusing("100000"), on(FakeClock(NOW)), config={"callbacks": [bar]})
 
     # Each redraw covers the line before it: the end of the wait shortens the line.
     assert terminal.getvalue().split("\r") == [

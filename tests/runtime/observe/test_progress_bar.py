@@ -82,6 +82,17 @@ def test_progress_text(counts: tuple[int, int, int], expected: str) -> None:
     assert progress_text(*counts) == expected
 
 
+EVERY_CHANGE_DRAWN = [
+    "langtree ▕····················▏ 0/3 calls, 0 failed",
+    "langtree ▕██████··············▏ 1/3 calls, 0 failed",
+    "langtree ▕█████████████·······▏ 2/3 calls, 0 failed",
+    "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
+    "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
+]
+"""What a notebook shows of a run of three calls when the bar draws every change: the
+start, each call's end, and the finished run once more."""
+
+
 def test_in_a_notebook_the_bar_shows_where_it_is_made_and_updates_in_place(
     notebook: Notebook,
 ) -> None:
@@ -89,13 +100,7 @@ def test_in_a_notebook_the_bar_shows_where_it_is_made_and_updates_in_place(
 
     run_with(bar)
 
-    assert notebook.shown == [
-        "langtree ▕····················▏ 0/3 calls, 0 failed",
-        "langtree ▕██████··············▏ 1/3 calls, 0 failed",
-        "langtree ▕█████████████·······▏ 2/3 calls, 0 failed",
-        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
-        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
-    ]
+    assert notebook.shown == EVERY_CHANGE_DRAWN
 
 
 def test_on_a_terminal_the_line_is_rewritten_and_its_total_grows() -> None:
@@ -145,13 +150,7 @@ def test_redraws_are_at_most_one_per_interval(notebook: Notebook, start: float) 
 def test_a_change_an_interval_after_the_last_redraw_is_drawn(notebook: Notebook) -> None:
     run_with(ProgressBar(3, interval=10, clock=Clock(0.0, step=10)))
 
-    assert notebook.shown == [
-        "langtree ▕····················▏ 0/3 calls, 0 failed",
-        "langtree ▕██████··············▏ 1/3 calls, 0 failed",
-        "langtree ▕█████████████·······▏ 2/3 calls, 0 failed",
-        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
-        "langtree ▕████████████████████▏ 3/3 calls, 0 failed",
-    ]
+    assert notebook.shown == EVERY_CHANGE_DRAWN
 
 
 def test_a_run_that_fails_still_draws_its_last_line() -> None:

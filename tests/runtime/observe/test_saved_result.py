@@ -4,40 +4,7 @@ plan the run followed, why each task does not validate, and which calls were rep
 import json
 from pathlib import Path
 
-from pydantic import Field
-
-from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.runtime import RunResult
-from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
-
-
-class Part(TreeNode):
-    """One part."""
-
-    name: str = Field(description="The name.")
-    note: str = Field(description="A note.")
-
-
-class TaskParts(TreeNode):
-    """Describe the parts."""
-
-    parts: list[Part] = Field(default=[], description="The parts.")
-    summary: str = Field(description="The summary.")
-
-
-def second_note_missing(request: FakeRequest) -> ResponderResult:
-    if request.node_path == "task.parts.parts[1]":
-        return {"note": None}
-    return {name: f"{name} of {request.node_path}" for name in request.fields}
-
-
-def parts_run(journal: Path) -> RunResult:
-    model = FakeChatModel(responder=second_note_missing)
-    structure = RunStructure({"on_error": "continue"}, provider=LLMProvider({"default": model}))
-    structure.add(TaskParts)
-    inputs = {TaskParts: {"parts": [{"name": "a"}, {"name": "b"}]}}
-    return structure.run(inputs, max_retries=0, journal=journal)
+from parts_run import parts_run
 
 
 def test_a_result_keeps_the_plan_its_run_followed_and_saves_it(tmp_path: Path) -> None:

@@ -9,46 +9,32 @@ does not even import tiktoken.
 """
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pydantic import Field
+from catalogue_tree import TaskCatalogue, catalogue
 
-from langtree import LLMProvider, RateLimit, RetryPolicy, RunStructure, TreeNode, UsageLimits
+from langtree import LLMProvider, RateLimit, RetryPolicy, RunStructure, UsageLimits
 from langtree.prompts.tokens import count_tokens, encoding_loaded
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
 ROOT = Path(__file__).parent.parent.parent.parent
 
-RUN_AND_READ = '''
+RUN_AND_READ = """
 import json, sys
 
-from pydantic import Field
+from catalogue_tree import TaskCatalogue, catalogue
 
-from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.prompts import tokens
 from langtree.testing import FakeChatModel
 
 
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
-
-
-structure = RunStructure(provider=LLMProvider({"default": FakeChatModel(report_usage=True)}))
-structure.add(TaskCatalogue)
+structure = catalogue(FakeChatModel(report_usage=True))
 result = structure.run({TaskCatalogue: {"items": [{"name": "lamp"}, {"name": "desk"}]}})
 after_run = {
     "pieces_counted": tokens._cached_piece_tokens.cache_info().currsize,
@@ -65,20 +51,7 @@ print(json.dumps({
     "loaded_after_read": tokens.encoding_loaded(),
     "count_tokens": tokens.count_tokens(text).count,
 }))
-'''
-
-
-class Item(TreeNode):
-    """Describe one item."""
-
-    name: str
-    blurb: str = Field(description="One sentence about the item.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe every item of a catalogue."""
-
-    items: list[Item] = Field(default=[], description="The items.")
+"""
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +61,8 @@ def fresh_process() -> dict[str, object]:
     ran = subprocess.run(
         [sys.executable, "-c", RUN_AND_READ],
         cwd=ROOT,
+        # LangTree from the working folder, the catalogue from beside these tests.
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
         capture_output=True,
         text=True,
         check=False,
@@ -114,12 +89,6 @@ def test_a_trace_records_count_is_made_when_read(fresh_process: dict[str, object
 
 
 # --- in this process --------------------------------------------------------------------
-
-
-def catalogue(model: FakeChatModel) -> RunStructure:
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskCatalogue)
-    return structure
 
 
 ITEMS = {TaskCatalogue: {"items": [{"name": "lamp"}, {"name": "desk"}]}}
