@@ -38,7 +38,6 @@ def users_session(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-
 # The head of every test file run by pytester: a task, and a chat model LangTree does not
 # know to be offline, which counts its calls.
 HEAD = '''
