@@ -291,7 +291,9 @@ def dsl_patterns() -> dict[str, re.Pattern[str]]:
 
 
 def _short_name(module: ModuleType) -> str:
-    return module.__name__.rsplit(".", 1)[1]
+    """The module's file name without its folders and without the underscore that marks
+    it private: ``tokenizer``."""
+    return module.__name__.rsplit(".", 1)[1].removeprefix("_")
 
 
 def usage(name: str) -> Mode:
