@@ -33,7 +33,9 @@ __all__ = [
 ]
 
 Modifier: TypeAlias = Literal["sequential", "parallel"]
+"""A node modifier command: `! @sequential` or `! @parallel`."""
 AggregationFunction: TypeAlias = Literal["mean", "median", "mode", "sum", "min", "max"]
+"""How `@resampled[field]->function` combines the samples of an enum field."""
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
@@ -55,6 +57,7 @@ class VariableReference:
 
 
 Value: TypeAlias = str | int | float | bool | VariableReference
+"""An argument of a call-style command: a literal, or a reference to an assembly variable."""
 
 
 def format_value(value: Value) -> str:

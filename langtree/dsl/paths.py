@@ -17,8 +17,10 @@ __all__ = [
 
 Scope: TypeAlias = Literal["prompt", "value", "outputs", "task"]
 PluckOperator: TypeAlias = Literal["*", "**", "***"]
+"""The operator between a list and a field of its items (see `PLUCK_OPERATORS`)."""
 
 SCOPES: frozenset[str] = frozenset({"prompt", "value", "outputs", "task"})
+"""The scopes a path may start with: `prompt.`, `value.`, `outputs.` and `task.`."""
 PLUCK_OPERATORS: tuple[PluckOperator, ...] = ("*", "**", "***")
 """``.*.`` keeps every value (``None`` for a missing one), ``.**.`` drops the ``None``
 values, ``.***.`` requires every value present and all of one type."""

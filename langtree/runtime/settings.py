@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_CONCURRENCY = 16
+"""How many model calls a run has in flight at once unless told otherwise."""
 DEFAULT_MAX_RETRIES = 2
+"""How many times a failed call is retried unless told otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +166,7 @@ class RunSettings:
 
 
 RUN_SETTING_KEYS: frozenset[str] = frozenset(item.name for item in fields(RunSettings))
+"""The names of every run setting, as `RunSettings` declares them."""
 
 DICT_SETTINGS: Mapping[str, type[RetryPolicy] | type[UsageLimits]] = {
     "retry": RetryPolicy,

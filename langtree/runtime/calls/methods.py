@@ -70,10 +70,12 @@ __all__ = [
 ]
 
 Method = Literal["function_calling", "json_schema", "json_mode"]
+"""A structured-output method LangChain's `with_structured_output()` knows."""
 MethodChoice = Literal["auto", "function_calling", "json_schema", "json_mode"]
 """How a step asks its model for structured output (``ModelConfig(method=...)``):
 ``"auto"`` takes the chat model's own choice (see the module), the others name one."""
 METHOD_CHOICES: tuple[str, ...] = get_args(MethodChoice)
+"""The values `ModelConfig(method=...)` and the command line's `--method` accept."""
 
 StepRunnable = Runnable[LanguageModelInput, Any]
 """What a step calls with its messages: a bound model (it returns the ``AIMessage``), or a

@@ -34,6 +34,7 @@ reporting to the watch, when given, what had finished if it is cancelled; it che
 inputs as ``run()`` does, so that both report the same errors."""
 
 DEFAULT_NAME = "LangTree run"
+"""The run's name in LangChain callbacks and traces when the caller gives none."""
 
 
 def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunInputs, RunResult]:
