@@ -165,3 +165,4 @@ BUILTIN_COMMANDS: dict[str, CommandSignature] = {
         usage="'transform(\"items | length\")'",
     ),
 }
+"""Every call-style command's signature, by name: the parser checks each call against it."""

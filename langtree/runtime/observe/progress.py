@@ -103,6 +103,7 @@ class RunProgress(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
+        """Note the run (the outermost chain) and, below it, each model call as it starts."""
         with self._lock:
             if parent_run_id is None and self._root is None:
                 self._root = run_id
@@ -110,12 +111,14 @@ class RunProgress(BaseCallbackHandler):
                 self._calls.add(run_id)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Count a finished call: failed when its structured output did not parse."""
         accepted = not isinstance(outputs, Mapping) or (
             outputs.get("parsed") is not None and outputs.get("parsing_error") is None
         )
         self._finish(run_id, failed=not accepted)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Count a call that raised as failed."""
         self._finish(run_id, failed=True)
 
     @property
@@ -126,6 +129,7 @@ class RunProgress(BaseCallbackHandler):
             return max(self._waits.values(), default=None)
 
     def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Count a call replayed from a journal, and track the waits for a provider."""
         if run_id != self._root or not isinstance(data, Mapping):
             return
         with self._lock:
