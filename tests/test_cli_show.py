@@ -8,7 +8,8 @@ import pytest
 from parts_run import parts_run
 
 from langtree.cli import main
-from langtree.runtime.page import DEFAULT_MAX_RUN_BYTES, page_html, read_run
+from langtree.runtime.page.files import DEFAULT_MAX_RUN_BYTES, read_run
+from langtree.runtime.page.render import page_html
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 REVIEW = EXAMPLES / "review_rating.py"

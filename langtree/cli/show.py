@@ -13,7 +13,7 @@ from pathlib import Path
 
 from langtree.cli.output import emit
 from langtree.errors import LangTreeError
-from langtree.runtime.page import DEFAULT_MAX_RUN_BYTES, read_run, write_page
+from langtree.runtime.page.files import DEFAULT_MAX_RUN_BYTES, read_run, write_page
 
 __all__ = ["add_show_command"]
 

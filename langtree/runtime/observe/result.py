@@ -24,7 +24,9 @@ from langtree.runtime.faults.faults import FailureKind, got_answer
 from langtree.runtime.observe.provenance import ProvenanceRecord, UnknownPathError
 from langtree.runtime.observe.result_display import result_markdown
 from langtree.runtime.observe.usage import RunUsage, run_tokens
-from langtree.runtime.page import SavedRun, page_html, saved_run, write_page
+from langtree.runtime.page.files import write_page
+from langtree.runtime.page.render import page_html
+from langtree.runtime.page.saved import SavedRun, saved_run
 from langtree.structure.planning.plan import ExecutionPlan
 from langtree.structure.tree.tree import task_tag
 from langtree.structure.tree.tree_node import TreeNode

@@ -7,9 +7,3 @@ them, and each step instance with its calls: prompt, answer, attempts, latency, 
 and model; failures marked and listed at the top; and the plan drawn as an inline SVG.
 It has no script and fetches nothing, so it works offline, opened from a file.
 """
-
-from langtree.runtime.page.files import DEFAULT_MAX_RUN_BYTES, read_run, write_page
-from langtree.runtime.page.render import page_html
-from langtree.runtime.page.saved import SavedRun, saved_run
-
-__all__ = ["DEFAULT_MAX_RUN_BYTES", "SavedRun", "page_html", "read_run", "saved_run", "write_page"]

@@ -22,8 +22,9 @@ from pydantic import Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.errors import LangTreeError
 from langtree.runtime import RunResult
-from langtree.runtime.page import page_html, read_run, saved_run
-from langtree.runtime.page.saved import SavedCall, SavedWrite
+from langtree.runtime.page.files import read_run
+from langtree.runtime.page.render import page_html
+from langtree.runtime.page.saved import SavedCall, SavedWrite, saved_run
 from langtree.testing import FakeChatModel
 from langtree.testing.fake_model import FakeRequest, ResponderResult
 
