@@ -2,7 +2,6 @@
 
 from langtree._version import __version__ as __version__
 from langtree.api import RunStructure
-from langtree.dsl import parse_command
 from langtree.errors import (
     CommandParseError,
     CommandTextTypeError,
@@ -23,6 +22,7 @@ from langtree.runtime.faults.rate_limit import RateLimit
 from langtree.runtime.faults.retry import RetryPolicy
 from langtree.runtime.observe.result import RunResult
 from langtree.runtime.observe.usage import UsageLimits
+from langtree.structure.call_commands.table import parse_command
 from langtree.structure.commands.assets import Asset
 from langtree.structure.planning.plan import ExecutionPlan, PlanStep
 from langtree.structure.tree.registry import NodeRegistry

@@ -15,18 +15,22 @@ from langtree.dsl.commands import (
     VariableReference,
 )
 from langtree.dsl.parser import parse_command
+from langtree.dsl.signatures import CommandSignature, Parameter, Signatures
 from langtree.errors import CommandTextTypeError
 
 __all__ = [
     "AllCommand",
     "Command",
+    "CommandSignature",
     "CommandTextTypeError",
     "CommentCommand",
     "ContextCommand",
     "EachCommand",
     "ExecutionCommand",
     "NodeModifierCommand",
+    "Parameter",
     "ResamplingCommand",
+    "Signatures",
     "Span",
     "VariableAssignmentCommand",
     "VariableMapping",

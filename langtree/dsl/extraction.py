@@ -12,9 +12,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from langtree.dsl.builtins import BUILTIN_COMMANDS
 from langtree.dsl.commands import Command
 from langtree.dsl.parser import parse_command, require_text
+from langtree.dsl.signatures import Signatures
 from langtree.dsl.tokenizer import split_lines
 
 __all__ = [
@@ -30,14 +30,15 @@ _BRACKETS = re.compile(
 )
 _OPENERS = frozenset({"{{", "[", "("})
 _CLOSERS = frozenset({"}}", "]", ")"})
-_CALLS = "|".join(map(re.escape, sorted(BUILTIN_COMMANDS)))
+# A call looks like a command when its name is a call-style command's: any name is
+# matched here, and `find_stray_commands()` keeps the calls its signatures name.
 _STRAY_COMMAND = re.compile(
-    rf"""![ \t]*+(?:
+    r"""![ \t]*+(?:
         @(?:each|all)(?:\[|->)        # @each[...]->..., @all->...
         | @->                         # '@' short for '@all'
         | @resampled\[                # @resampled[field]->mode
         | @context\[                  # @context[path, ...]
-        | (?:{_CALLS})\(              # llm(...), resample(...)
+        | (?P<call>[A-Za-z_][A-Za-z0-9_]*+)\(  # llm(...), resample(...)
         | [A-Za-z_][A-Za-z0-9_]*+=\S  # name=value
         | (?:@sequential|@parallel|@together|together)[ \t]*+(?:\#|$)  # a modifier, alone
     )""",
@@ -95,11 +96,12 @@ class StrayCommand:
     text: str
 
 
-def extract_commands(text: str | None) -> Extraction:
+def extract_commands(text: str | None, *, signatures: Signatures) -> Extraction:
     """Split a docstring or field description into commands and prompt text.
 
     Args:
         text: The docstring or description (``None`` counts as empty).
+        signatures: The call-style commands to accept, by name.
 
     Returns:
         The commands in order, each with its line numbers (line 1 is the text's first
@@ -112,7 +114,7 @@ def extract_commands(text: str | None) -> Extraction:
     Examples:
         >>> extraction = extract_commands('''Summarise the report.
         ...     ! @sequential
-        ...     Keep it short.''')
+        ...     Keep it short.''', signatures={})
         >>> extraction.text
         'Summarise the report.\\nKeep it short.'
         >>> extraction.commands[0].command
@@ -136,7 +138,7 @@ def extract_commands(text: str | None) -> Extraction:
             index += 1
             continue
         end = _command_end(lines, index)
-        commands.append(_parse_at(lines, index, end))
+        commands.append(_parse_at(lines, index, end, signatures))
         kept.append(None)
         index = end + 1
     numbered = _join_kept(kept)
@@ -148,20 +150,22 @@ def extract_commands(text: str | None) -> Extraction:
     )
 
 
-def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
+def find_stray_commands(
+    extraction: Extraction, *, signatures: Signatures
+) -> tuple[StrayCommand, ...]:
     """The prompt lines where something that looks like a command follows other text.
 
     Only a line whose first non-blank character is ``!`` is a command; a ``!`` later on a
     line is prompt text. It looks like a command when, after optional blanks, a command's
     start follows it: ``@each[`` or ``@each->``, ``@all[`` or ``@all->``, ``@->``,
-    ``@resampled[``, ``@context[``, ``llm(`` or ``resample(``, ``name=`` and a value, or a
-    node modifier (``@sequential``, ``@parallel``, ``@together``, ``together``) that ends
-    the line. Prose with an exclamation mark does not: ``Great! Now summarise.``,
-    ``Thanks! @all of you``.
+    ``@resampled[``, ``@context[``, a call of one of ``signatures`` (``llm(``,
+    ``resample(``), ``name=`` and a value, or a node modifier (``@sequential``,
+    ``@parallel``, ``@together``, ``together``) that ends the line. Prose with an
+    exclamation mark does not: ``Great! Now summarise.``, ``Thanks! @all of you``.
 
     Examples:
-        >>> extraction = extract_commands('Summarise the text. ! @all->task.x@{{value.y=z}}')
-        >>> find_stray_commands(extraction)
+        >>> text = 'Summarise the text. ! @all->task.x@{{value.y=z}}'
+        >>> find_stray_commands(extract_commands(text, signatures={}), signatures={})
         (StrayCommand(line=1, column=21, text='! @all->task.x@{{value.y=z}}'),)
     """
     stray: list[StrayCommand] = []
@@ -170,6 +174,7 @@ def find_stray_commands(extraction: Extraction) -> tuple[StrayCommand, ...]:
         stray.extend(
             StrayCommand(line=number, column=match.start() + 1, text=line[match.start() :].rstrip())
             for match in _STRAY_COMMAND.finditer(line)
+            if match["call"] is None or match["call"] in signatures
         )
     return tuple(stray)
 
@@ -201,9 +206,9 @@ def _bracket_balance(line: str) -> int:
     return balance
 
 
-def _parse_at(lines: list[str], start: int, end: int) -> ExtractedCommand:
+def _parse_at(lines: list[str], start: int, end: int, signatures: Signatures) -> ExtractedCommand:
     source = "\n".join(lines[start : end + 1])
-    command = parse_command(source, first_line=start + 1)
+    command = parse_command(source, signatures=signatures, first_line=start + 1)
     return ExtractedCommand(command=command, text=source, line=start + 1, end_line=end + 1)
 
 

@@ -12,7 +12,7 @@ uses in their internal names, and upper-case names are left to template variable
 
 from __future__ import annotations
 
-from langtree.dsl.builtins import BUILTIN_COMMANDS
+from langtree.dsl.signatures import Signatures
 
 __all__ = ["KEYWORDS", "TEMPLATE_VARIABLES", "assembly_name_problem", "reserved_runtime_name"]
 
@@ -23,13 +23,17 @@ TEMPLATE_VARIABLES = frozenset({"PROMPT_SUBTREE", "COLLECTED_CONTEXT"})
 """The placeholders LangTree fills itself: the next level of the prompt, and the context."""
 
 
-def assembly_name_problem(name: str) -> tuple[str, str] | None:
+def assembly_name_problem(name: str, signatures: Signatures) -> tuple[str, str] | None:
     """Why ``name`` cannot name an assembly variable (a message and a hint), or ``None``.
 
+    Args:
+        name: The variable's name.
+        signatures: The call-style commands, whose names a variable cannot take.
+
     Examples:
-        >>> assembly_name_problem("PROMPT_SUBTREE")[0]
+        >>> assembly_name_problem("PROMPT_SUBTREE", {})[0]
         "'PROMPT_SUBTREE' is a template variable and cannot be an assembly variable"
-        >>> assembly_name_problem("tone") is None
+        >>> assembly_name_problem("tone", {}) is None
         True
     """
     if name in KEYWORDS:
@@ -39,7 +43,7 @@ def assembly_name_problem(name: str) -> tuple[str, str] | None:
             f"{name!r} is a template variable and cannot be an assembly variable",
             f"choose another name: LangTree fills {{{name}}} itself",
         )
-    signature = BUILTIN_COMMANDS.get(name)
+    signature = signatures.get(name)
     if signature is not None:
         return (
             f"{name!r} is a built-in command and cannot be a variable name",

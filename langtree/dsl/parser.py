@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from langtree.dsl.builtins import BUILTIN_COMMANDS
 from langtree.dsl.commands import (
     AllCommand,
     Command,
@@ -27,6 +26,7 @@ from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.hints import suggest
 from langtree.dsl.mappings import parse_mapping_block, parse_path, parse_source_path
 from langtree.dsl.names import assembly_name_problem
+from langtree.dsl.signatures import Signatures
 from langtree.dsl.tokenizer import Token, Tokenizer
 from langtree.dsl.values import parse_arguments, parse_value
 from langtree.errors import CommandTextTypeError
@@ -37,17 +37,6 @@ _AT_COMMANDS = ("each", "all", "sequential", "parallel", "together", "resampled"
 _WORD_COMMANDS = ("together",)
 _AGGREGATIONS = ("mean", "median", "mode", "sum", "min", "max")
 
-# Hints list the built-in commands from their table, so that a new one is never missing.
-_CALLS = [BUILTIN_COMMANDS[name].call for name in sorted(BUILTIN_COMMANDS)]
-_KNOWN_FORMS = (
-    "@each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, together, "
-    f"@resampled[field]->mode, @context[...], name=value, {', '.join(_CALLS[:-1])} "
-    f"or {_CALLS[-1]}"
-)
-_BUILTIN_CALLS = (
-    f"the built-in commands are {', '.join(_CALLS[:-1])} and {_CALLS[-1]}; "
-    "@context[...] says what a step's context holds"
-)
 _SPACED_WORD_ERRORS = (
     ("EQUALS", "Space around '=' not allowed - use 'count=5' not 'count = 5'", "=", "spaces"),
     ("LPAREN", "Space before '(' not allowed - use 'resample(5)' not 'resample (5)'", "(", "space"),
@@ -75,24 +64,21 @@ def require_text(text: object, *, function: str, what: str, example: str) -> Non
     raise CommandTextTypeError(f"{function}() takes {what}, got {got}", hint)
 
 
-def parse_command(text: str, *, first_line: int = 1) -> Command:
-    """Parse one command: a line starting with ``!``, possibly continued inside brackets.
+def parse_command(text: str, *, signatures: Signatures, first_line: int = 1) -> Command:
+    """Parse one command, accepting the call-style commands that ``signatures`` declares.
+
+    `langtree.parse_command()` is this function given LangTree's own commands, and says
+    what a text may hold and what a bad one raises.
 
     Args:
-        text: The command text. Leading and trailing whitespace is ignored.
-        first_line: The line number of the text's first line, for a command that stands
-            inside a larger text (a docstring); error positions count from it.
-
-    Returns:
-        The command object.
-
-    Raises:
-        CommandParseError: The text is not a valid command; the error carries the line,
-            column and a hint.
-        CommandTextTypeError: ``text`` is not a ``str`` (a ``TypeError``).
+        text: A line starting with ``!``, possibly continued inside brackets.
+        signatures: The call-style commands to accept, by name.
+        first_line: The line number of the text's first line; error positions count
+            from it.
 
     Examples:
-        >>> parse_command("! @each[items]->task.processor@{{value.item=items}}*").inclusion_path
+        >>> text = "! @each[items]->task.processor@{{value.item=items}}*"
+        >>> parse_command(text, signatures={}).inclusion_path
         'items'
     """
     require_text(
@@ -101,10 +87,50 @@ def parse_command(text: str, *, first_line: int = 1) -> Command:
         what="the command text as a str",
         example="parse_command('! @sequential')",
     )
-    return parse_fast(text, first_line) or _parse_command(Tokenizer(text, first_line=first_line))
+    return parse_fast(text, first_line) or _parse_command(
+        Tokenizer(text, first_line=first_line), signatures
+    )
 
 
-def _parse_command(tokens: Tokenizer) -> Command:
+def _known_forms(signatures: Signatures) -> str:
+    """Every form a command takes, for hints; the calls are listed from their table, so
+    that a new one is never missing."""
+    forms = [
+        "@each[...]->...@{{...}}*",
+        "@all->...@{{...}}",
+        "@sequential",
+        "@parallel",
+        "together",
+        "@resampled[field]->mode",
+        "@context[...]",
+        "name=value",
+        *_calls(signatures),
+    ]
+    return _listed(forms, "or")
+
+
+def _builtin_calls(signatures: Signatures) -> str:
+    calls = _calls(signatures)
+    listed = (
+        f"the built-in commands are {_listed(calls, 'and')}"
+        if calls
+        else "no call is accepted here"
+    )
+    return f"{listed}; @context[...] says what a step's context holds"
+
+
+def _calls(signatures: Signatures) -> list[str]:
+    return [signatures[name].call for name in sorted(signatures)]
+
+
+def _listed(items: list[str], conjunction: str) -> str:
+    """``a, b and c``: the last item joined by ``conjunction``."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def _parse_command(tokens: Tokenizer, signatures: Signatures) -> Command:
     """command ::= "!" WS* command_body WS* comment?"""
     tokens.skip_layout_before_bang()
     if not tokens.check("BANG"):
@@ -115,19 +141,21 @@ def _parse_command(tokens: Tokenizer) -> Command:
     tokens.skip_space()
     if tokens.check("COMMENT"):
         return CommentCommand(comment=tokens.consume("COMMENT").text[1:].strip())
-    command = _parse_body(tokens)
+    command = _parse_body(tokens, signatures)
     comment = _parse_end(tokens)
     return dataclasses.replace(command, comment=comment) if comment else command
 
 
-def _parse_body(tokens: Tokenizer) -> Command:
+def _parse_body(tokens: Tokenizer, signatures: Signatures) -> Command:
     """command_body ::= each | all | node_modifier | assignment | execution | resampling
     | context"""
     if tokens.check("AT"):
-        return _parse_at_command(tokens)
+        return _parse_at_command(tokens, signatures)
     if tokens.check("IDENT"):
-        return _parse_word_command(tokens, tokens.consume("IDENT"))
-    tokens.fail_here("Expected a command after '!'", hint=f"write one of {_KNOWN_FORMS}")
+        return _parse_word_command(tokens, tokens.consume("IDENT"), signatures)
+    tokens.fail_here(
+        "Expected a command after '!'", hint=f"write one of {_known_forms(signatures)}"
+    )
 
 
 def _parse_end(tokens: Tokenizer) -> str | None:
@@ -152,7 +180,7 @@ def _fail_line_break(tokens: Tokenizer) -> None:
     )
 
 
-def _parse_at_command(tokens: Tokenizer) -> Command:
+def _parse_at_command(tokens: Tokenizer, signatures: Signatures) -> Command:
     """at_command ::= "@" ("each" | "all" | "sequential" | "parallel" | "resampled"
     | "context")?"""
     at = tokens.consume("AT")
@@ -166,7 +194,9 @@ def _parse_at_command(tokens: Tokenizer) -> Command:
     if tokens.check("ARROW") or tokens.space_then("ARROW"):
         return _parse_all(tokens, at)
     if not tokens.check("IDENT"):
-        tokens.fail_here("Expected a command name after '@'", hint=f"write one of {_KNOWN_FORMS}")
+        tokens.fail_here(
+            "Expected a command name after '@'", hint=f"write one of {_known_forms(signatures)}"
+        )
     name = tokens.consume("IDENT")
     if name.text == "each":
         return _parse_each(tokens, at)
@@ -180,17 +210,17 @@ def _parse_at_command(tokens: Tokenizer) -> Command:
         return _parse_resampled(tokens)
     if name.text == "context":
         return _parse_context(tokens)
-    return _fail_unknown_command(tokens, name, f"@{name.text}", at.start)
+    return _fail_unknown_command(tokens, name, f"@{name.text}", at.start, signatures)
 
 
-def _parse_word_command(tokens: Tokenizer, name: Token) -> Command:
+def _parse_word_command(tokens: Tokenizer, name: Token, signatures: Signatures) -> Command:
     """word_command ::= "together" | identifier "=" value | identifier "(" arguments ")" """
     if tokens.check("EQUALS"):
-        return _parse_assignment(tokens, name)
+        return _parse_assignment(tokens, name, signatures)
     if name.text == "together":
         return NodeModifierCommand(modifier="parallel")
     if tokens.check("LPAREN"):
-        return _parse_execution(tokens, name)
+        return _parse_execution(tokens, name, signatures)
     for rule, message, symbol, fix in _SPACED_WORD_ERRORS:
         if tokens.space_then(rule):
             tokens.fail(
@@ -199,14 +229,16 @@ def _parse_word_command(tokens: Tokenizer, name: Token) -> Command:
                 start=name.end,
                 end=tokens.position + 2,
             )
-    return _fail_unknown_command(tokens, name, name.text, name.start)
+    return _fail_unknown_command(tokens, name, name.text, name.start, signatures)
 
 
-def _fail_unknown_command(tokens: Tokenizer, name: Token, spelled: str, start: int) -> Command:
+def _fail_unknown_command(
+    tokens: Tokenizer, name: Token, spelled: str, start: int, signatures: Signatures
+) -> Command:
     candidates = [f"@{known}" for known in _AT_COMMANDS] + list(_WORD_COMMANDS)
     tokens.fail(
         f"Unknown command {spelled!r}",
-        hint=suggest(spelled, candidates, fallback=f"write one of {_KNOWN_FORMS}"),
+        hint=suggest(spelled, candidates, fallback=f"write one of {_known_forms(signatures)}"),
         start=start,
         end=name.end,
     )
@@ -433,10 +465,12 @@ def _parse_context_entry(tokens: Tokenizer) -> str:
     return parse_source_path(tokens)
 
 
-def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentCommand:
+def _parse_assignment(
+    tokens: Tokenizer, name: Token, signatures: Signatures
+) -> VariableAssignmentCommand:
     """variable_assignment ::= identifier "=" value"""
     equals = tokens.consume("EQUALS")
-    problem = assembly_name_problem(name.text)
+    problem = assembly_name_problem(name.text, signatures)
     if problem is not None:
         tokens.fail(problem[0], hint=problem[1], start=name.start, end=name.end)
     if tokens.at_space() or tokens.at_end():
@@ -453,16 +487,16 @@ def _parse_assignment(tokens: Tokenizer, name: Token) -> VariableAssignmentComma
     return VariableAssignmentCommand(variable_name=name.text, value=value)  # type: ignore[arg-type]
 
 
-def _parse_execution(tokens: Tokenizer, name: Token) -> ExecutionCommand:
+def _parse_execution(tokens: Tokenizer, name: Token, signatures: Signatures) -> ExecutionCommand:
     """execution_command ::= identifier "(" arguments ")" """
-    signature = BUILTIN_COMMANDS.get(name.text)
+    signature = signatures.get(name.text)
     if signature is None:
         tokens.fail(
             f"Unknown command {name.text!r}",
             hint=suggest(
                 name.text,
-                list(BUILTIN_COMMANDS),
-                fallback=_BUILTIN_CALLS,
+                list(signatures),
+                fallback=_builtin_calls(signatures),
             ),
             start=name.start,
             end=name.end,

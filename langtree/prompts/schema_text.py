@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from langtree.dsl.extraction import extract_commands
 from langtree.dsl.names import TEMPLATE_VARIABLES
 from langtree.errors import CommandParseError
+from langtree.structure.call_commands.table import call_signatures
 from langtree.structure.commands.placeholders import PLACEHOLDER
 from langtree.structure.tree.tree_node import display_name
 
@@ -83,7 +84,7 @@ def clean_description(text: str) -> str:
         'Rate item.'
     """
     try:
-        text = extract_commands(text).text
+        text = extract_commands(text, signatures=call_signatures()).text
     except CommandParseError:
         text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("!"))
     lines = []

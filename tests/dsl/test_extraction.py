@@ -5,6 +5,10 @@ import pytest
 from langtree import CommandParseError
 from langtree.dsl import CommandTextTypeError, EachCommand, NodeModifierCommand, VariableMapping
 from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
+from langtree.structure.call_commands.table import call_signatures
+
+SIGNATURES = call_signatures()
+"""LangTree's call-style commands, which the texts here call."""
 
 DOCSTRING = """
     You analyse a report.
@@ -22,7 +26,7 @@ DOCSTRING = """
 
 
 def test_commands_come_with_their_lines_and_source_text() -> None:
-    extraction = extract_commands(DOCSTRING)
+    extraction = extract_commands(DOCSTRING, signatures=SIGNATURES)
 
     assert [(c.line, c.end_line) for c in extraction.commands] == [(4, 4), (5, 7), (11, 11)]
     assert extraction.commands[1].text == (
@@ -38,7 +42,7 @@ def test_commands_come_with_their_lines_and_source_text() -> None:
 
 
 def test_text_is_dedented_with_command_lines_removed() -> None:
-    extraction = extract_commands(DOCSTRING)
+    extraction = extract_commands(DOCSTRING, signatures=SIGNATURES)
 
     assert extraction.text == "You analyse a report.\n\n{PROMPT_SUBTREE}\n\nBe concise."
 
@@ -69,11 +73,11 @@ def test_text_is_dedented_with_command_lines_removed() -> None:
     ],
 )
 def test_clean_text(text: str | None, clean: str) -> None:
-    assert extract_commands(text).text == clean
+    assert extract_commands(text, signatures=SIGNATURES).text == clean
 
 
 def test_brackets_inside_strings_and_comments_do_not_continue_a_command() -> None:
-    extraction = extract_commands('! name="[("  # {{ open?\nText after.')
+    extraction = extract_commands('! name="[("  # {{ open?\nText after.', signatures=SIGNATURES)
 
     assert len(extraction.commands) == 1
     assert extraction.text == "Text after."
@@ -83,7 +87,7 @@ def test_error_line_counts_from_the_start_of_the_text() -> None:
     text = "Intro.\n\n    ! @each[items]->task@{{\n        value.a=items . a\n    }}*"
 
     with pytest.raises(CommandParseError) as caught:
-        extract_commands(text)
+        extract_commands(text, signatures=SIGNATURES)
 
     assert (caught.value.line, caught.value.column) == (4, 17)
     assert caught.value.source_line == "        value.a=items . a"
@@ -91,7 +95,9 @@ def test_error_line_counts_from_the_start_of_the_text() -> None:
 
 def test_unclosed_command_swallowing_prose_names_the_opening() -> None:
     with pytest.raises(CommandParseError) as caught:
-        extract_commands("Text.\n! @each[items]->task@{{value.a=items\nmore text")
+        extract_commands(
+            "Text.\n! @each[items]->task@{{value.a=items\nmore text", signatures=SIGNATURES
+        )
 
     assert caught.value.message == (
         "Expected '}}' to close '{{' opened at line 2, column 22, got 'more'"
@@ -100,7 +106,7 @@ def test_unclosed_command_swallowing_prose_names_the_opening() -> None:
 
 
 def test_commands_keep_their_order() -> None:
-    extraction = extract_commands("! @parallel\n! @sequential")
+    extraction = extract_commands("! @parallel\n! @sequential", signatures=SIGNATURES)
 
     assert [c.command for c in extraction.commands] == [
         NodeModifierCommand(modifier="parallel"),
@@ -109,7 +115,7 @@ def test_commands_keep_their_order() -> None:
 
 
 def test_blank_lines_around_the_text_are_dropped_with_their_line_numbers() -> None:
-    extraction = extract_commands("\n\n\nText.\n\n! @parallel\n\n")
+    extraction = extract_commands("\n\n\nText.\n\n! @parallel\n\n", signatures=SIGNATURES)
 
     assert (extraction.text, extraction.line_map) == ("Text.", (4,))
 
@@ -135,7 +141,7 @@ def test_blank_lines_around_the_text_are_dropped_with_their_line_numbers() -> No
 )
 def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
     with pytest.raises(CommandTextTypeError) as caught:
-        extract_commands(text)  # type: ignore[arg-type]
+        extract_commands(text, signatures=SIGNATURES)  # type: ignore[arg-type]
 
     assert str(caught.value) == rendered
 
@@ -176,9 +182,9 @@ def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> 
     ],
 )
 def test_command_after_other_text_is_stray(text: str, stray: list[tuple[int, int, str]]) -> None:
-    extraction = extract_commands(text)
+    extraction = extract_commands(text, signatures=SIGNATURES)
 
-    assert find_stray_commands(extraction) == tuple(
+    assert find_stray_commands(extraction, signatures=SIGNATURES) == tuple(
         StrayCommand(line=line, column=column, text=command) for line, column, command in stray
     )
 
@@ -202,4 +208,7 @@ def test_command_after_other_text_is_stray(text: str, stray: list[tuple[int, int
     ],
 )
 def test_prose_and_command_lines_are_not_stray(text: str) -> None:
-    assert find_stray_commands(extract_commands(text)) == ()
+    assert (
+        find_stray_commands(extract_commands(text, signatures=SIGNATURES), signatures=SIGNATURES)
+        == ()
+    )

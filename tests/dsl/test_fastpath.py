@@ -9,11 +9,12 @@ from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.parser import _parse_command
 from langtree.dsl.tokenizer import Tokenizer
 from langtree.errors import CommandParseError
+from langtree.structure.call_commands.table import call_signatures
 
 
 def full_parse(text: str) -> object:
     try:
-        return _parse_command(Tokenizer(text, first_line=3))
+        return _parse_command(Tokenizer(text, first_line=3), call_signatures())
     except CommandParseError as error:
         return error
 

@@ -4,6 +4,7 @@ import pickle
 
 import pytest
 
+import langtree.dsl
 from langtree import CommandParseError, LangTreeError, parse_command
 from langtree.dsl import (
     AllCommand,
@@ -18,7 +19,7 @@ from langtree.dsl import (
     VariableMapping,
     VariableReference,
 )
-from langtree.dsl.builtins import BUILTIN_COMMANDS
+from langtree.structure.call_commands.table import call_signatures
 
 
 def mapping(target: str, source: str | None) -> VariableMapping:
@@ -196,7 +197,33 @@ def test_unknown_word_lists_every_command_form() -> None:
     )
 
 
-@pytest.mark.parametrize("name", sorted(BUILTIN_COMMANDS))
+@pytest.mark.parametrize(
+    ("names", "hint"),
+    [
+        pytest.param(
+            ("llm",),
+            "the built-in commands are llm(...); @context[...] says what a step's context holds",
+            id="one",
+        ),
+        pytest.param(
+            (),
+            "no call is accepted here; @context[...] says what a step's context holds",
+            id="none",
+        ),
+    ],
+)
+def test_a_parse_accepts_the_calls_it_is_given(names: tuple[str, ...], hint: str) -> None:
+    signatures = {name: call_signatures()[name] for name in names}
+    with pytest.raises(CommandParseError) as caught:
+        langtree.dsl.parse_command("! resample(3)", signatures=signatures)
+
+    assert caught.value.hint == hint
+    assert langtree.dsl.parse_command('! llm("fast")', signatures=call_signatures()) == (
+        ExecutionCommand(command_name="llm", arguments=("fast",))
+    )
+
+
+@pytest.mark.parametrize("name", sorted(call_signatures()))
 @pytest.mark.parametrize("text", ["! retry(3)", "! hello world"], ids=["call", "word"])
 def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
     with pytest.raises(CommandParseError) as caught:
@@ -292,7 +319,7 @@ def test_assignment_errors(text: str, message: str, hint: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", sorted({*BUILTIN_COMMANDS, "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
+    "name", sorted({*call_signatures(), "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
 )
 def test_reserved_names_are_no_variable_names(name: str) -> None:
     with pytest.raises(CommandParseError) as caught:

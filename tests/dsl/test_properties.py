@@ -36,6 +36,7 @@ from langtree.dsl import (
 )
 from langtree.dsl.commands import format_value
 from langtree.dsl.names import assembly_name_problem
+from langtree.structure.call_commands.table import call_signatures
 
 COMMAND_TYPES = (
     AllCommand,
@@ -83,7 +84,9 @@ IDENTIFIER = st.one_of(
 VARIABLE_NAME = IDENTIFIER.filter(lambda name: name not in ("true", "false"))
 # ``together`` is the node modifier keyword, so ``! together=1`` is not an assignment;
 # built-in commands and template variables are no variable names either.
-ASSIGNMENT_NAME = VARIABLE_NAME.filter(lambda name: assembly_name_problem(name) is None)
+ASSIGNMENT_NAME = VARIABLE_NAME.filter(
+    lambda name: assembly_name_problem(name, call_signatures()) is None
+)
 PATH = st.lists(IDENTIFIER, min_size=1, max_size=4).map(".".join)
 VARIABLE_REFERENCE = VARIABLE_NAME.map(VariableReference)
 

@@ -1,38 +1,10 @@
 """The call-style commands (``input()``, ``llm(...)``, ``resample(...)``,
-``transform(...)``): one `CommandKind` each, in one table.
+``transform(...)``): one module each, declaring the command's signature and kind.
 
-The parser checks a call against its signature (`langtree.dsl.builtins`); from there on,
-every stage reads the command's kind from `COMMAND_KINDS`. A new call-style command is a
-module here declaring its kind, a line in the table (`table.py`) and its signature in
-`BUILTIN_COMMANDS`.
+A command is a `CommandKind` (`kind`) in a module of its own named for it
+(`input_command`, `llm_command`, `resample_command`, `transform_command`), which the
+table (`table`) collects: the parser is handed the signatures, and every stage after it
+reads a command's kind from the table. Where the commands may stand is checked from their
+kinds (`placement`), and the fields that transforms compute against the mappings
+(`transform_targets`).
 """
-
-from langtree.structure.call_commands.input_command import INPUT
-from langtree.structure.call_commands.kind import (
-    CommandKind,
-    FieldCall,
-    FieldOnly,
-    FieldSource,
-    WholeSite,
-)
-from langtree.structure.call_commands.placement import check_placement, without_effect
-from langtree.structure.call_commands.step_commands import LLM, RESAMPLE
-from langtree.structure.call_commands.table import COMMAND_KINDS, calls, kind_of
-from langtree.structure.call_commands.transform_command import TRANSFORM
-
-__all__ = [
-    "COMMAND_KINDS",
-    "INPUT",
-    "LLM",
-    "RESAMPLE",
-    "TRANSFORM",
-    "CommandKind",
-    "FieldCall",
-    "FieldOnly",
-    "FieldSource",
-    "WholeSite",
-    "calls",
-    "check_placement",
-    "kind_of",
-    "without_effect",
-]

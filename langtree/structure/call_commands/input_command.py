@@ -9,6 +9,7 @@ inputs leave empty stops the run before its first call (`langtree.prompts.given_
 
 from __future__ import annotations
 
+from langtree.dsl.signatures import CommandSignature
 from langtree.errors import Diagnostic
 from langtree.structure.call_commands.kind import CommandKind, FieldOnly, FieldSource, WholeSite
 from langtree.structure.tree.tree import NodeCommand
@@ -31,7 +32,7 @@ def _inside_whole_node(node_command: NodeCommand, where: WholeSite) -> Diagnosti
 
 
 INPUT = CommandKind(
-    name="input",
+    signature=CommandSignature(name="input", parameters=(), usage="'input()'"),
     field_only=FieldOnly(
         does="marks a field as given by the caller", the_field="the field the caller gives"
     ),
@@ -43,4 +44,4 @@ INPUT = CommandKind(
     ),
     inside_whole_node=_inside_whole_node,
 )
-"""The kind of ``input()``."""
+"""The command ``input()``."""

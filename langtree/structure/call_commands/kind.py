@@ -1,10 +1,10 @@
-"""What a call-style command means to the structure stage: one `CommandKind` per command.
+"""What a call-style command is: one `CommandKind` per command, its signature and kind.
 
-The parser knows a command by its signature (`langtree.dsl.builtins`); the structure stage
-knows it by its kind: where it may stand, where it says the field's value comes from,
-whether it shapes the model step, what it does inside a node generated whole and what it
-computes. Every module of the structure stage, and the stages after it, ask the kind, so
-that none matches on a command's name.
+The parser knows a command by its signature (`langtree.dsl.signatures`), which the kind
+holds; the structure stage knows it by the rest of its kind: where it may stand, where
+it says the field's value comes from, whether it shapes the model step, what it does
+inside a node generated whole and what it computes. Every module of the structure stage,
+and the stages after it, ask the kind, so that none matches on a command's name.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from langtree.dsl.builtins import BUILTIN_COMMANDS, CommandSignature
 from langtree.dsl.commands import Value
+from langtree.dsl.signatures import CommandSignature
 from langtree.errors import Diagnostic
 from langtree.structure.commands.transforms import Transform
 from langtree.structure.tree.registry import NodeRegistry
@@ -113,12 +113,13 @@ class FieldCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandKind:
-    """One call-style command: everything the stages after the parser know of it.
+    """One call-style command: its signature, which the parser checks calls against, and
+    everything the stages after the parser know of it.
 
     Every kind stands at most once in one text ("More than one ...").
 
     Attributes:
-        name: The command's name, its key in the table and in `BUILTIN_COMMANDS`.
+        signature: Its name and parameters, as the parser checks them.
         field_only: Set when it stands only in a field's description (the docstring of a
             class is refused); unset, it stands in either.
         source: Set when it says where the field's value comes from.
@@ -130,7 +131,7 @@ class CommandKind:
         computes: How it computes its field (a transform), or why it cannot.
     """
 
-    name: str
+    signature: CommandSignature
     field_only: FieldOnly | None = None
     source: FieldSource | None = None
     shapes_step: bool = False
@@ -138,9 +139,9 @@ class CommandKind:
     computes: Callable[[FieldCall], Transform | list[Diagnostic]] | None = None
 
     @property
-    def signature(self) -> CommandSignature:
-        """Its parameters, as the parser checks them."""
-        return BUILTIN_COMMANDS[self.name]
+    def name(self) -> str:
+        """The command's name, its key in the table."""
+        return self.signature.name
 
     @property
     def call(self) -> str:

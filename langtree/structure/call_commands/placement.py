@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from langtree.errors import Diagnostic
 from langtree.structure.call_commands.kind import CommandKind, FieldSource
-from langtree.structure.call_commands.table import COMMAND_KINDS, calls
+from langtree.structure.call_commands.table import calls, command_kinds
 from langtree.structure.tree.tree import Node, NodeCommand, NodeField
 from langtree.structure.tree.tree_node import display_name
 
@@ -16,7 +16,7 @@ __all__ = ["check_placement", "without_effect"]
 def check_placement(node: Node) -> list[Diagnostic]:
     """The placement errors of the call-style commands in the texts of ``node``."""
     problems: list[Diagnostic] = []
-    for kind in COMMAND_KINDS.values():
+    for kind in command_kinds().values():
         found = calls(node.commands, kind)
         if kind.field_only is not None:
             problems += [kind.field_only.misplaced(kind, call, node) for call in found]
@@ -49,7 +49,7 @@ def without_effect(kind: CommandKind, node: Node, node_field: NodeField) -> list
             f"{location!r} is {source.described}, so {other.call} has no effect on it",
             hint=f"remove {other.name}(...), or remove {kind.call} to {source.instead}",
         )
-        for other in COMMAND_KINDS.values()
+        for other in command_kinds().values()
         if _silenced(other, source)
         for call in calls(node_field.commands, other)
     ]

@@ -9,6 +9,7 @@ should compute; and no ``value`` mapping may write its field
 
 from __future__ import annotations
 
+from langtree.dsl.signatures import CommandSignature, Parameter
 from langtree.errors import Diagnostic
 from langtree.structure.call_commands.kind import (
     CommandKind,
@@ -42,7 +43,11 @@ def _inside_whole_node(node_command: NodeCommand, where: WholeSite) -> Diagnosti
 
 
 TRANSFORM = CommandKind(
-    name="transform",
+    signature=CommandSignature(
+        name="transform",
+        parameters=(Parameter(name="expression", kind=str),),
+        usage="'transform(\"items | length\")'",
+    ),
     field_only=FieldOnly(does="computes a field", the_field="the field it computes"),
     source=FieldSource(
         rank=1,
@@ -53,4 +58,4 @@ TRANSFORM = CommandKind(
     inside_whole_node=_inside_whole_node,
     computes=_computes,
 )
-"""The kind of ``transform(...)``."""
+"""The command ``transform(...)``."""

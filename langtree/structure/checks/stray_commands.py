@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from langtree.dsl.extraction import Extraction, find_stray_commands
 from langtree.errors import Diagnostic
+from langtree.structure.call_commands.table import call_signatures
 from langtree.structure.tree.origins import Origin
 from langtree.structure.tree.registry import NodeRegistry
 
@@ -29,7 +30,7 @@ def check_stray_commands(registry: NodeRegistry) -> Iterator[Diagnostic]:
 
 
 def _warnings(extraction: Extraction, origin: Origin) -> Iterator[Diagnostic]:
-    for stray in find_stray_commands(extraction):
+    for stray in find_stray_commands(extraction, signatures=call_signatures()):
         shown = stray.text if len(stray.text) <= _SHOWN else stray.text[: _SHOWN - 3] + "..."
         yield origin.diagnostic(
             f"{shown!r} follows other text on its line, so it is prompt text, not a command",

@@ -22,7 +22,8 @@ from dataclasses import replace
 
 from langtree.dsl.commands import ExecutionCommand, ResamplingCommand
 from langtree.errors import Diagnostic
-from langtree.structure.call_commands import WholeSite, kind_of
+from langtree.structure.call_commands.kind import WholeSite
+from langtree.structure.call_commands.table import kind_of
 from langtree.structure.planning.steps import StepDraft, WholePart, whole_parts
 from langtree.structure.tree.registry import FieldKey, NodeRegistry
 from langtree.structure.tree.tree import Node, NodeCommand

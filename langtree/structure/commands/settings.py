@@ -28,17 +28,11 @@ from langtree.dsl.commands import (
 )
 from langtree.dsl.hints import suggest
 from langtree.errors import Diagnostic
-from langtree.structure.call_commands import (
-    COMMAND_KINDS,
-    LLM,
-    RESAMPLE,
-    CommandKind,
-    FieldCall,
-    calls,
-    check_placement,
-    kind_of,
-    without_effect,
-)
+from langtree.structure.call_commands.kind import CommandKind, FieldCall
+from langtree.structure.call_commands.llm_command import LLM
+from langtree.structure.call_commands.placement import check_placement, without_effect
+from langtree.structure.call_commands.resample_command import RESAMPLE
+from langtree.structure.call_commands.table import calls, command_kinds, kind_of
 from langtree.structure.commands.context import ContextPath, declared_context, fields_hint
 from langtree.structure.commands.transforms import Transform
 from langtree.structure.commands.variables import AssemblyVariables, Definition
@@ -146,7 +140,7 @@ class _SettingsBuilder:
             context=context,
             declared=frozenset(
                 kind
-                for kind in COMMAND_KINDS.values()
+                for kind in command_kinds().values()
                 if kind.shapes_step and calls(node.commands, kind)
             ),
         )
@@ -247,7 +241,7 @@ class _SettingsBuilder:
     def _field_transforms(self, node: Node) -> dict[str, Transform]:
         """The fields that a command computes (``transform(...)``), with how."""
         transforms = {}
-        for kind in COMMAND_KINDS.values():
+        for kind in command_kinds().values():
             for node_field in node.fields:
                 found = self._computed(kind, node, node_field)
                 if isinstance(found, Transform):

@@ -21,7 +21,7 @@ from pydantic import PydanticUserError, ValidationError
 
 from langtree.dsl.commands import AllCommand, ExecutionCommand
 from langtree.errors import Diagnostic, StructureError
-from langtree.structure.call_commands import kind_of
+from langtree.structure.call_commands.table import kind_of
 from langtree.structure.commands.assets import holds_asset
 from langtree.structure.commands.flows import Flow, MappingFlow
 from langtree.structure.tree.registry import NodeRegistry, ResolvedPath

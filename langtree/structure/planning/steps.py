@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from langtree.dsl.commands import Modifier
-from langtree.structure.call_commands import LLM, RESAMPLE
+from langtree.structure.call_commands.llm_command import LLM
+from langtree.structure.call_commands.resample_command import RESAMPLE
 from langtree.structure.commands.settings import NodeSettings
 from langtree.structure.commands.transforms import Transform
 from langtree.structure.planning.known import KnownFields

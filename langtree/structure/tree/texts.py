@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from langtree.dsl.extraction import Extraction, extract_commands
 from langtree.errors import CommandParseError, Diagnostic
+from langtree.structure.call_commands.table import call_signatures
 from langtree.structure.tree.origins import Origin, class_origins
 from langtree.structure.tree.tree_node import written_texts
 
@@ -44,7 +45,7 @@ def class_parse_diagnostics(cls: type[BaseModel]) -> list[Diagnostic]:
     diagnostics = []
     for text, origin in _texts(cls):
         try:
-            extract_commands(text)
+            extract_commands(text, signatures=call_signatures())
         except CommandParseError as error:
             diagnostics.append(parse_error_diagnostic(error, origin))
     return diagnostics
@@ -59,7 +60,7 @@ def _texts(cls: type[BaseModel]) -> list[tuple[str | None, Origin]]:
 
 def _read(text: str | None, origin: Origin) -> ClassText:
     try:
-        extraction = extract_commands(text)
+        extraction = extract_commands(text, signatures=call_signatures())
     except CommandParseError as error:
         raise error.with_location(origin.describe(error.line)) from None
     return ClassText(origin=origin, extraction=extraction)

@@ -29,6 +29,7 @@ from pydantic_core import CoreSchema
 from langtree.dsl.extraction import extract_commands
 from langtree.dsl.tokenizer import split_lines
 from langtree.errors import CommandParseError
+from langtree.structure.call_commands.table import call_signatures
 
 __all__ = ["TreeNode", "WrittenTexts", "display_name", "without_commands", "written_texts"]
 
@@ -89,7 +90,7 @@ def without_commands(text: str | None) -> str | None:
     ):
         return text
     try:
-        prose = extract_commands(text).text
+        prose = extract_commands(text, signatures=call_signatures()).text
     except CommandParseError:
         kept = (line for line in split_lines(text) if not line.lstrip().startswith("!"))
         prose = inspect.cleandoc("\n".join(kept))

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, TreeNode
+from langtree import RunStructure, TreeNode, parse_command
 from langtree.dsl.commands import ExecutionCommand
-from langtree.dsl.parser import parse_command
 from tests.structure.validated import diagnostics, problems
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()

@@ -1,22 +1,25 @@
-"""The registry of built-in execution commands and their signatures.
+"""The signature of a call-style command (``llm(model_key, override=false)``): its
+parameters and how a call's arguments bind to them.
 
-``resample(n_times)``, ``llm(model_key, override=false)``, ``transform(expression)`` and
-``input()`` are the only commands; the parser checks every call against this table, and
-the structure stage checks the values that assembly variables supply through
-`Parameter.check()` — one home for both.
+The commands themselves are declared in the structure stage, each in a module of its own
+with its signature (`langtree.structure.call_commands`); the parser is handed their
+table (`Signatures`) and checks every call against it, and the structure stage checks the
+values that assembly variables supply through `Parameter.check()` — one home for both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from langtree.dsl.commands import Value, VariableReference, format_value
 
 __all__ = [
-    "BUILTIN_COMMANDS",
     "ArgumentProblem",
     "CommandSignature",
     "Parameter",
+    "Signatures",
 ]
 
 _TYPE_NAMES = {int: "an integer", str: "a string", bool: "true or false"}
@@ -33,7 +36,7 @@ class ArgumentProblem:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Parameter:
-    """One parameter of a built-in command."""
+    """One parameter of a call-style command."""
 
     name: str
     kind: type[int] | type[str] | type[bool]
@@ -71,7 +74,7 @@ class Parameter:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandSignature:
-    """A built-in command: its name, parameters and a one-line summary for hints."""
+    """A call-style command: its name, parameters and a one-line summary for hints."""
 
     name: str
     parameters: tuple[Parameter, ...]
@@ -140,29 +143,5 @@ class CommandSignature:
         )
 
 
-BUILTIN_COMMANDS: dict[str, CommandSignature] = {
-    "resample": CommandSignature(
-        name="resample",
-        parameters=(Parameter(name="n_times", kind=int, minimum=1),),
-        usage="'resample(5)' or 'resample(count)'",
-    ),
-    "llm": CommandSignature(
-        name="llm",
-        parameters=(
-            Parameter(name="model_key", kind=str),
-            Parameter(name="override", kind=bool, default=False),
-        ),
-        usage="'llm(\"model-key\")' or 'llm(\"model-key\", override=true)'",
-    ),
-    "input": CommandSignature(
-        name="input",
-        parameters=(),
-        usage="'input()'",
-    ),
-    "transform": CommandSignature(
-        name="transform",
-        parameters=(Parameter(name="expression", kind=str),),
-        usage="'transform(\"items | length\")'",
-    ),
-}
-"""Every call-style command's signature, by name: the parser checks each call against it."""
+Signatures: TypeAlias = Mapping[str, CommandSignature]
+"""The call-style commands a parse accepts: each one's signature, by name."""
