@@ -3,8 +3,9 @@
 import pytest
 
 from langtree import CommandParseError
-from langtree.dsl import CommandTextTypeError, EachCommand, NodeModifierCommand, VariableMapping
+from langtree.dsl import CommandTextTypeError, NodeModifierCommand
 from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
+from tests.dsl.expected_commands import each, to
 
 DOCSTRING = """
     You analyse a report.
@@ -30,10 +31,8 @@ def test_commands_come_with_their_lines_and_source_text() -> None:
         "        value.summaries=sections.summary,  # one per section\n"
         "    }}*"
     )
-    assert extraction.commands[1].command == EachCommand(
-        inclusion_path="sections",
-        destination_path="task.digest",
-        mappings=(VariableMapping(target_path="value.summaries", source_path="sections.summary"),),
+    assert extraction.commands[1].command == each(
+        "sections", "task.digest", to("value.summaries", "sections.summary")
     )
 
 

@@ -6,7 +6,6 @@ import pytest
 
 from langtree import CommandParseError, LangTreeError, parse_command
 from langtree.dsl import (
-    AllCommand,
     CommandTextTypeError,
     CommentCommand,
     EachCommand,
@@ -19,10 +18,7 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.dsl.builtins import BUILTIN_COMMANDS
-
-
-def mapping(target: str, source: str | None) -> VariableMapping:
-    return VariableMapping(target_path=target, source_path=source)
+from tests.dsl.expected_commands import each, sends, to
 
 
 @pytest.mark.parametrize(
@@ -319,14 +315,12 @@ def test_comment_inside_multiline_mapping_keeps_the_mappings_after_it() -> None:
 
     command = parse_command(text)
 
-    assert command == EachCommand(
-        inclusion_path="items",
-        destination_path="task.target",
-        mappings=(
-            mapping("value.a", "items.a"),
-            mapping("value.b", "items.b"),
-            mapping("value.c", "items.c"),
-        ),
+    assert command == each(
+        "items",
+        "task.target",
+        to("value.a", "items.a"),
+        to("value.b", "items.b"),
+        to("value.c", "items.c"),
     )
 
 
@@ -344,17 +338,13 @@ def test_multiline_arguments_with_comments() -> None:
 def test_spaces_around_equals_and_commas_inside_braces_are_allowed() -> None:
     command = parse_command("! @->task.x@{{ prompt.a = f , prompt.b=f }}")
 
-    assert command == AllCommand(
-        destination_path="task.x", mappings=(mapping("prompt.a", "f"), mapping("prompt.b", "f"))
-    )
+    assert command == sends("task.x", to("prompt.a", "f"), to("prompt.b", "f"))
 
 
 def test_each_without_inclusion_parses_with_no_inclusion_path() -> None:
     command = parse_command("! @each->task.x@{{value.items=items}}*")
 
-    assert command == EachCommand(
-        inclusion_path=None, destination_path="task.x", mappings=(mapping("value.items", "items"),)
-    )
+    assert command == each(None, "task.x", to("value.items", "items"))
 
 
 @pytest.mark.parametrize(
@@ -608,11 +598,11 @@ def test_mapping_spans_point_into_the_source() -> None:
 @pytest.mark.parametrize(
     ("mapping_", "scope", "implicit", "source"),
     [
-        pytest.param(mapping("prompt.context", "summary"), "prompt", False, "summary", id="prompt"),
-        pytest.param(mapping("outputs.summary", None), "outputs", True, "summary", id="implicit"),
-        pytest.param(mapping("custom.field", "x"), None, False, "x", id="unknown-scope"),
-        pytest.param(mapping("value", "x"), None, False, "x", id="bare-scope-word"),
-        pytest.param(mapping("title", None), None, True, "title", id="implicit-unscoped"),
+        pytest.param(to("prompt.context", "summary"), "prompt", False, "summary", id="prompt"),
+        pytest.param(to("outputs.summary"), "outputs", True, "summary", id="implicit"),
+        pytest.param(to("custom.field", "x"), None, False, "x", id="unknown-scope"),
+        pytest.param(to("value", "x"), None, False, "x", id="bare-scope-word"),
+        pytest.param(to("title"), None, True, "title", id="implicit-unscoped"),
     ],
 )
 def test_mapping_scope_and_implicit_source(
