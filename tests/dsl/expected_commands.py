@@ -14,25 +14,17 @@ def sends(
 ) -> AllCommand:
     """``! @all->destination@{{mappings}}``, with ``*`` after it when ``star``."""
     return AllCommand(
-        destination_path=destination,
-        mappings=mappings,
-        has_multiplicity=star,
-        comment=comment,
+        destination_path=destination, mappings=mappings, has_multiplicity=star, comment=comment
     )
 
 
 def each(
-    inclusion: str | None,
-    destination: str,
-    *mappings: VariableMapping,
-    star: bool = True,
-    comment: str | None = None,
+    inclusion: str | None, destination: str, *mappings: VariableMapping, comment: str | None = None
 ) -> EachCommand:
-    """``! @each[inclusion]->destination@{{mappings}}``, with ``*`` after it when ``star``."""
+    """``! @each[inclusion]->destination@{{mappings}}*`` (an @each always ends in ``*``)."""
     return EachCommand(
         inclusion_path=inclusion,
         destination_path=destination,
         mappings=mappings,
-        has_multiplicity=star,
         comment=comment,
     )
