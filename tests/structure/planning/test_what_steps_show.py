@@ -13,6 +13,7 @@ from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.structure.planning.plan import PlanStep
+from tests.category_pages import PRODUCTS, TaskCatalogue, TaskCategoryPage
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -53,37 +54,6 @@ def error_of(*tasks: type[TreeNode]) -> tuple[str, str, str, int]:
 
 
 # -- the context: a step waits for the values its node shows ------------------------------
-
-
-class Product(TreeNode):
-    sku: str = Field(description="Stock number.")
-    name: str = Field(description="The product's name.")
-    blurb: str = Field(description="One line about it.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe the products."""
-
-    products: list[Product] = Field(
-        default=[],
-        description="! @each[products]->task.category_page@{{"
-        "value.entries.sku=products.sku, value.entries.blurb=products.blurb}}*",
-    )
-
-
-class Entry(TreeNode):
-    sku: str = Field(description="Stock number.")
-    blurb: str = Field(description="One line.")
-
-
-class TaskCategoryPage(TreeNode):
-    """Write the page of a category."""
-
-    entries: list[Entry] = Field(default=[], description="The products on the page.")
-    intro: str = Field(description="An introduction to the products.")
-
-
-PRODUCTS = {TaskCatalogue: {"products": [{"sku": "a1"}, {"sku": "b2"}]}}
 
 
 def test_a_step_waits_for_what_an_each_writes_into_the_elements_its_context_shows() -> None:
