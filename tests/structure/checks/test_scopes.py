@@ -202,31 +202,37 @@ def file_column(command: str, snippet: str) -> int:
     return text.index(command) + column(command, snippet)
 
 
-def test_a_field_written_by_two_commands() -> None:
-    first = where("value.title=first", "TaskTwoCommands.first")
+@pytest.mark.parametrize(
+    ("task", "first", "second", "snippet", "message"),
+    [
+        pytest.param(
+            TaskTwoCommands,
+            "value.title=first",
+            "! @all->task.dest@{{value.title=second}}",
+            "value.title",
+            "Field 'title' of 'task.dest' already receives a value from 'value.title=first' "
+            "in {first}",
+            id="by-two-commands",
+        ),
+        pytest.param(
+            TaskTwoPaths,
+            "value.sub.name=first",
+            "! @all->task.dest.sub@{{value.name=second}}",
+            "value.name",
+            "Field 'name' of 'task.dest.sub' already receives a value from "
+            "'value.sub.name=first' in {first}",
+            id="through-two-paths",
+        ),
+    ],
+)
+def test_a_field_written_twice_warns_at_the_second_source(
+    task: type[TreeNode], first: str, second: str, snippet: str, message: str
+) -> None:
+    """``message`` names where the first source stands as ``{first}``."""
+    origin = where(first, f"{task.__name__}.first")
 
-    assert warnings(TaskTwoCommands, TaskDest) == [
-        (
-            "second",
-            file_column("! @all->task.dest@{{value.title=second}}", "value.title"),
-            f"Field 'title' of 'task.dest' already receives a value from 'value.title=first' "
-            f"in {first}",
-            REPEATED_HINT,
-        )
-    ]
-
-
-def test_a_field_written_through_two_paths() -> None:
-    first = where("value.sub.name=first", "TaskTwoPaths.first")
-
-    assert warnings(TaskTwoPaths, TaskDest) == [
-        (
-            "second",
-            file_column("! @all->task.dest.sub@{{value.name=second}}", "value.name"),
-            f"Field 'name' of 'task.dest.sub' already receives a value from "
-            f"'value.sub.name=first' in {first}",
-            REPEATED_HINT,
-        )
+    assert warnings(task, TaskDest) == [
+        ("second", file_column(second, snippet), message.format(first=origin), REPEATED_HINT)
     ]
 
 
