@@ -1,9 +1,10 @@
 """What ``RunStructure.validate()`` says about some trees, in the forms the structure tests
-compare: the diagnostics themselves, their ``(severity, message, hint)`` triples, and the
-line of a test file a diagnostic points at."""
+compare: the diagnostics themselves, their ``(severity, message, hint)`` triples, the
+line of a test file a diagnostic points at, and the span its marker stands under."""
 
 import inspect
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from langtree import RunStructure, StructureError, TreeNode
@@ -43,3 +44,35 @@ def line_in(cls: type[TreeNode], snippet: str) -> int:
     lines = Path(inspect.getsourcefile(cls) or "").read_text().splitlines()
     start = next(i for i, line in enumerate(lines, 1) if f"class {cls.__name__}(" in line)
     return next(i for i, line in enumerate(lines, 1) if i > start and snippet in line)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mark:
+    """Where a diagnostic's marker stands: a line of a file, its text, and the span under
+    the marker (1-based column, length)."""
+
+    line: int | None
+    source_line: str
+    column: int
+    length: int
+
+
+def mark_of(diagnostic: Diagnostic) -> Mark:
+    """The mark ``diagnostic`` points at."""
+    return Mark(
+        line=diagnostic.line,
+        source_line=diagnostic.source_line,
+        column=diagnostic.column,
+        length=diagnostic.length,
+    )
+
+
+def mark_in(cls: type[TreeNode], source_line: str, snippet: str) -> Mark:
+    """A mark under the whole of ``snippet`` in ``source_line``: the line of the file
+    defining ``cls`` where ``snippet`` first stands after ``class <name>(``."""
+    return Mark(
+        line=line_in(cls, snippet),
+        source_line=source_line,
+        column=source_line.index(snippet) + 1,
+        length=len(snippet),
+    )
