@@ -5,7 +5,7 @@ import pytest
 from langtree import CommandParseError
 from langtree.dsl import CommandTextTypeError, NodeModifierCommand
 from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
-from tests.dsl.expected_commands import each, to
+from tests.dsl.parsed import each, to
 
 DOCSTRING = """
     You analyse a report.

@@ -4,7 +4,7 @@ import pickle
 
 import pytest
 
-from langtree import CommandParseError, LangTreeError, parse_command
+from langtree import LangTreeError, parse_command
 from langtree.dsl import (
     CommandTextTypeError,
     CommentCommand,
@@ -18,7 +18,7 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.dsl.builtins import BUILTIN_COMMANDS
-from tests.dsl.expected_commands import each, sends, to
+from tests.dsl.parsed import each, parse_error, sends, to
 
 
 @pytest.mark.parametrize(
@@ -157,35 +157,31 @@ def test_execution_commands(text: str, expected: ExecutionCommand) -> None:
     ],
 )
 def test_execution_command_errors(text: str, message: str, column: int) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert caught.value.message.startswith(message)
-    assert (caught.value.line, caught.value.column) == (1, column)
+    assert error.message.startswith(message)
+    assert (error.line, error.column) == (1, column)
 
 
 def test_unknown_call_suggests_the_closest_builtin() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! resampel(3)")
+    error = parse_error("! resampel(3)")
 
-    assert caught.value.hint == "did you mean 'resample'?"
+    assert error.hint == "did you mean 'resample'?"
 
 
 def test_unknown_call_lists_the_builtins_and_context() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! retry(3)")
+    error = parse_error("! retry(3)")
 
-    assert caught.value.hint == (
+    assert error.hint == (
         "the built-in commands are input(), llm(...), resample(...) and transform(...); "
         "@context[...] says what a step's context holds"
     )
 
 
 def test_unknown_word_lists_every_command_form() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! hello world")
+    error = parse_error("! hello world")
 
-    assert caught.value.hint == (
+    assert error.hint == (
         "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
         "together, @resampled[field]->mode, @context[...], name=value, input(), llm(...), "
         "resample(...) or transform(...)"
@@ -195,11 +191,10 @@ def test_unknown_word_lists_every_command_form() -> None:
 @pytest.mark.parametrize("name", sorted(BUILTIN_COMMANDS))
 @pytest.mark.parametrize("text", ["! retry(3)", "! hello world"], ids=["call", "word"])
 def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert f" {name}(" in caught.value.hint
-    assert "@context[...]" in caught.value.hint
+    assert f" {name}(" in error.hint
+    assert "@context[...]" in error.hint
 
 
 @pytest.mark.parametrize(
@@ -281,21 +276,19 @@ def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
     ],
 )
 def test_assignment_errors(text: str, message: str, hint: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.hint) == (message, hint)
+    assert (error.message, error.hint) == (message, hint)
 
 
 @pytest.mark.parametrize(
     "name", sorted({*BUILTIN_COMMANDS, "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
 )
 def test_reserved_names_are_no_variable_names(name: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(f"! {name}=1")
+    error = parse_error(f"! {name}=1")
 
-    assert caught.value.message.startswith(f"{name!r} is a ")
-    assert (caught.value.column, caught.value.length) == (3, len(name))
+    assert error.message.startswith(f"{name!r} is a ")
+    assert (error.column, error.length) == (3, len(name))
 
 
 def test_other_upper_case_names_are_variable_names() -> None:
@@ -464,10 +457,9 @@ def test_other_commands(text: str, expected: object) -> None:
     ],
 )
 def test_structural_errors(text: str, message: str, line: int, column: int) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.line, caught.value.column) == (
+    assert (error.message, error.line, error.column) == (
         message,
         line,
         column,
@@ -482,22 +474,20 @@ def test_structural_errors(text: str, message: str, line: int, column: int) -> N
     ],
 )
 def test_empty_source_before_a_line_break_points_at_the_equals(text: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.line, caught.value.column) == (
+    assert (error.message, error.line, error.column) == (
         "Empty source path in mapping",
         1,
         24,
     )
-    assert caught.value.source_line == "! @all->task@{{prompt.x="
+    assert error.source_line == "! @all->task@{{prompt.x="
 
 
 def test_error_renders_line_marker_location_and_hint() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! @each[items]->task@{{value.item=items}} *")
+    error = parse_error("! @each[items]->task@{{value.item=items}} *")
 
-    assert str(caught.value) == (
+    assert str(error) == (
         "Space after '}}' not allowed - use '}}*' not '}} *'\n"
         "    ! @each[items]->task@{{value.item=items}} *\n"
         "                                           ^~~~\n"
@@ -530,10 +520,9 @@ def test_error_renders_line_marker_location_and_hint() -> None:
     ],
 )
 def test_unterminated_string_marks_the_rest_of_its_line(text: str, rendered: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert str(caught.value) == rendered
+    assert str(error) == rendered
 
 
 @pytest.mark.parametrize(
@@ -623,10 +612,9 @@ def test_commands_are_frozen() -> None:
 
 
 def test_path_component_starting_with_a_digit_is_named() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! @->task.2_go@{{a=b}}")
+    error = parse_error("! @->task.2_go@{{a=b}}")
 
-    assert (caught.value.message, caught.value.column, caught.value.hint) == (
+    assert (error.message, error.column, error.hint) == (
         "Path component '2_go' must start with a letter or '_'",
         11,
         "names in paths are Python identifiers, e.g. 'task.go_2'",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from langtree import CommandParseError, parse_command
+from langtree import parse_command
 from langtree.dsl import (
     Command,
     CommentCommand,
@@ -29,7 +29,7 @@ from langtree.dsl import (
     VariableAssignmentCommand,
     VariableReference,
 )
-from tests.dsl.expected_commands import each, sends, to
+from tests.dsl.parsed import each, parse_error, sends, to
 
 # The triple-quoted description of `DocumentProcessor.sections` in "@each Commands >
 # Examples with Field Context Scoping", with its layout kept exactly as in the spec.
@@ -1382,20 +1382,17 @@ def test_valid_spec_example_parses(text: str, expected: Command) -> None:
 def test_invalid_spec_example_is_rejected(
     text: str, message: str, line: int, column: int, hint: str
 ) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    error = info.value
     assert (error.message, error.line, error.column) == (message, line, column)
     assert error.hint == hint
 
 
 @pytest.mark.parametrize(("spec_message", "text"), SPEC_ERROR_MESSAGES)
 def test_error_message_starts_with_spec_wording(spec_message: str, text: str) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert info.value.message.startswith(spec_message)
+    assert error.message.startswith(spec_message)
 
 
 # --- The whole rendering of str(err) for representative errors --------------------------------
@@ -1450,7 +1447,6 @@ RENDERED_ERRORS = [
 
 @pytest.mark.parametrize(("text", "rendered"), RENDERED_ERRORS)
 def test_error_rendering(text: str, rendered: str) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert str(info.value) == rendered
+    assert str(error) == rendered

@@ -1,7 +1,18 @@
-"""The commands that parse tests expect, each built in one call: the mappings as
-``to(target, source)``, the commands as ``sends(...)`` and ``each(...)``."""
+"""What ``parse_command`` makes of a text, in the forms the DSL tests compare: the
+commands it parses to, each built in one call (the mappings as ``to(target, source)``, the
+commands as ``sends(...)`` and ``each(...)``), and the error it raises."""
 
+import pytest
+
+from langtree import CommandParseError, parse_command
 from langtree.dsl import AllCommand, EachCommand, VariableMapping
+
+
+def parse_error(text: str) -> CommandParseError:
+    """The error ``parse_command(text)`` raises (the test fails if it parses)."""
+    with pytest.raises(CommandParseError) as caught:
+        parse_command(text)
+    return caught.value
 
 
 def to(target: str, source: str | None = None) -> VariableMapping:
