@@ -2,16 +2,25 @@
 commands it parses to, each built in one call (the mappings as ``to(target, source)``, the
 commands as ``sends(...)`` and ``each(...)``), and the error it raises."""
 
+from collections.abc import Callable
+
 import pytest
 
 from langtree import CommandParseError, parse_command
-from langtree.dsl import AllCommand, EachCommand, VariableMapping
+from langtree.dsl import AllCommand, CommandTextTypeError, EachCommand, VariableMapping
 
 
 def parse_error(text: str) -> CommandParseError:
     """The error ``parse_command(text)`` raises (the test fails if it parses)."""
     with pytest.raises(CommandParseError) as caught:
         parse_command(text)
+    return caught.value
+
+
+def text_type_error(read: Callable[[str], object], text: object) -> CommandTextTypeError:
+    """The error ``read(text)`` raises for a ``text`` that is not a str."""
+    with pytest.raises(CommandTextTypeError) as caught:
+        read(text)  # type: ignore[arg-type]
     return caught.value
 
 

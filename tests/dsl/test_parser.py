@@ -6,7 +6,6 @@ import pytest
 
 from langtree import LangTreeError, parse_command
 from langtree.dsl import (
-    CommandTextTypeError,
     CommentCommand,
     EachCommand,
     ExecutionCommand,
@@ -18,7 +17,7 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.dsl.builtins import BUILTIN_COMMANDS
-from tests.dsl.parsed import each, parse_error, sends, to
+from tests.dsl.parsed import each, parse_error, sends, text_type_error, to
 
 
 @pytest.mark.parametrize(
@@ -549,25 +548,19 @@ def test_unterminated_string_marks_the_rest_of_its_line(text: str, rendered: str
     ],
 )
 def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
-    with pytest.raises(CommandTextTypeError) as caught:
-        parse_command(text)  # type: ignore[arg-type]
+    error = text_type_error(parse_command, text)
 
-    assert str(caught.value) == rendered
-    assert isinstance(caught.value, TypeError)
-    assert isinstance(caught.value, LangTreeError)
+    assert str(error) == rendered
+    assert isinstance(error, TypeError)
+    assert isinstance(error, LangTreeError)
 
 
 def test_type_error_survives_pickling() -> None:
-    with pytest.raises(CommandTextTypeError) as caught:
-        parse_command(None)  # type: ignore[arg-type]
+    error = text_type_error(parse_command, None)
 
-    copy = pickle.loads(pickle.dumps(caught.value))
+    copy = pickle.loads(pickle.dumps(error))
 
-    assert (str(copy), copy.message, copy.hint) == (
-        str(caught.value),
-        caught.value.message,
-        caught.value.hint,
-    )
+    assert (str(copy), copy.message, copy.hint) == (str(error), error.message, error.hint)
 
 
 def test_mapping_spans_point_into_the_source() -> None:
