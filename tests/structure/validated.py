@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 
@@ -25,6 +27,22 @@ def diagnostics(
         return structure.validate(inputs)
     except StructureError as error:
         return error.diagnostics
+
+
+def refused(
+    *tasks: type[TreeNode],
+    config: object = None,
+    provider: object = None,
+    inputs: Mapping[object, object] | None = None,
+) -> tuple[Diagnostic, ...]:
+    """The diagnostics of the StructureError ``validate()`` raises (the test fails if it
+    raises none)."""
+    structure = RunStructure(config, provider)  # type: ignore[arg-type]
+    for task in tasks:
+        structure.add(task)
+    with pytest.raises(StructureError) as caught:
+        structure.validate(inputs)
+    return caught.value.diagnostics
 
 
 def problems(

@@ -14,6 +14,7 @@ from pydantic import Field, create_model
 
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
+from tests.structure.validated import refused
 
 
 class Paragraph(TreeNode):
@@ -891,15 +892,11 @@ def test_a_docstring_diagnostic_points_at_its_file_line_and_span() -> None:
 
         sections: list[Section] = Field(default=[])
 
-    structure = RunStructure()
-    structure.add(TaskLocated)
-    structure.add(TaskAnalyzer)
-    with pytest.raises(StructureError) as caught:
-        structure.validate()
+    found = refused(TaskLocated, TaskAnalyzer)
 
     source_line = "        ! @each[sections]->task.analyzer@{{value.titles=sections.heading}}*"
     lines = Path(__file__).read_text().splitlines()
-    assert caught.value.diagnostics == (
+    assert found == (
         Diagnostic(
             severity="error",
             message="Path 'sections.heading' does not resolve: 'Section' "
