@@ -13,6 +13,16 @@ from langtree import RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 
 
+def structure_of(
+    *tasks: type[TreeNode], config: object = None, provider: object = None
+) -> RunStructure:
+    """A structure holding ``tasks``, made with ``config`` and ``provider``."""
+    structure = RunStructure(config, provider)  # type: ignore[arg-type]
+    for task in tasks:
+        structure.add(task)
+    return structure
+
+
 def diagnostics(
     *tasks: type[TreeNode],
     config: object = None,
@@ -20,11 +30,8 @@ def diagnostics(
     inputs: Mapping[object, object] | None = None,
 ) -> tuple[Diagnostic, ...]:
     """The errors of ``validate()``, or its warnings when there are no errors."""
-    structure = RunStructure(config, provider)  # type: ignore[arg-type]
-    for task in tasks:
-        structure.add(task)
     try:
-        return structure.validate(inputs)
+        return structure_of(*tasks, config=config, provider=provider).validate(inputs)
     except StructureError as error:
         return error.diagnostics
 
@@ -37,9 +44,7 @@ def refused(
 ) -> tuple[Diagnostic, ...]:
     """The diagnostics of the StructureError ``validate()`` raises (the test fails if it
     raises none)."""
-    structure = RunStructure(config, provider)  # type: ignore[arg-type]
-    for task in tasks:
-        structure.add(task)
+    structure = structure_of(*tasks, config=config, provider=provider)
     with pytest.raises(StructureError) as caught:
         structure.validate(inputs)
     return caught.value.diagnostics

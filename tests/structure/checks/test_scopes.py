@@ -11,22 +11,15 @@ from typing import Any
 import pytest
 from pydantic import Field, create_model
 
-from langtree import RunStructure, TreeNode
+from langtree import TreeNode
 from langtree.errors import Diagnostic
-from tests.structure.validated import refused
+from tests.structure.validated import refused, structure_of
 
 SHORT_HINT = "descriptive names make paths easier to follow"
 DEEP_HINT = "consider sending a whole node instead of a deeply nested field"
 REPEATED_HINT = (
     "a field holds one value: keep one 'value' mapping into it, or use 'outputs' to collect several"
 )
-
-
-def structure_of(*tasks: type[TreeNode]) -> RunStructure:
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 def warnings(*tasks: type[TreeNode]) -> list[tuple[str | None, int, str, str]]:
