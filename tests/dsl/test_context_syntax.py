@@ -7,9 +7,10 @@ entry names a field is the structure stage's business (tests/structure/commands/
 
 import pytest
 
-from langtree import CommandParseError, parse_command
+from langtree import parse_command
 from langtree.dsl import ContextCommand, Span
 from langtree.dsl.fastpath import parse_fast
+from tests.dsl.parsed import parse_error
 
 
 @pytest.mark.parametrize(
@@ -212,10 +213,9 @@ def test_fast_path_leaves_context_to_the_full_parser() -> None:
     ],
 )
 def test_context_errors(text: str, message: str, column: int, hint: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.line, caught.value.column, caught.value.hint) == (
+    assert (error.message, error.line, error.column, error.hint) == (
         message,
         1,
         column,
@@ -224,10 +224,9 @@ def test_context_errors(text: str, message: str, column: int, hint: str) -> None
 
 
 def test_context_error_renders_line_marker_location_and_hint() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! @context[heading,,summary]")
+    error = parse_error("! @context[heading,,summary]")
 
-    assert str(caught.value) == (
+    assert str(error) == (
         "Empty entry in @context\n"
         "    ! @context[heading,,summary]\n"
         "                       ^\n"

@@ -1,11 +1,14 @@
 """Finding commands in docstrings and descriptions, and the prompt text left around them."""
 
+import functools
+
 import pytest
 
 from langtree import CommandParseError
-from langtree.dsl import CommandTextTypeError, EachCommand, NodeModifierCommand, VariableMapping
+from langtree.dsl import NodeModifierCommand
 from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
 from langtree.structure.call_commands.table import call_signatures
+from tests.dsl.parsed import each, text_type_error, to
 
 SIGNATURES = call_signatures()
 """LangTree's call-style commands, which the texts here call."""
@@ -34,10 +37,8 @@ def test_commands_come_with_their_lines_and_source_text() -> None:
         "        value.summaries=sections.summary,  # one per section\n"
         "    }}*"
     )
-    assert extraction.commands[1].command == EachCommand(
-        inclusion_path="sections",
-        destination_path="task.digest",
-        mappings=(VariableMapping(target_path="value.summaries", source_path="sections.summary"),),
+    assert extraction.commands[1].command == each(
+        "sections", "task.digest", to("value.summaries", "sections.summary")
     )
 
 
@@ -140,10 +141,9 @@ def test_blank_lines_around_the_text_are_dropped_with_their_line_numbers() -> No
     ],
 )
 def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
-    with pytest.raises(CommandTextTypeError) as caught:
-        extract_commands(text, signatures=SIGNATURES)  # type: ignore[arg-type]
+    read = functools.partial(extract_commands, signatures=SIGNATURES)
 
-    assert str(caught.value) == rendered
+    assert str(text_type_error(read, text)) == rendered
 
 
 @pytest.mark.parametrize(

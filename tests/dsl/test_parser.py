@@ -7,8 +7,6 @@ import pytest
 import langtree.dsl
 from langtree import CommandParseError, LangTreeError, parse_command
 from langtree.dsl import (
-    AllCommand,
-    CommandTextTypeError,
     CommentCommand,
     EachCommand,
     ExecutionCommand,
@@ -20,10 +18,7 @@ from langtree.dsl import (
     VariableReference,
 )
 from langtree.structure.call_commands.table import call_signatures
-
-
-def mapping(target: str, source: str | None) -> VariableMapping:
-    return VariableMapping(target_path=target, source_path=source)
+from tests.dsl.parsed import each, parse_error, sends, text_type_error, to
 
 
 @pytest.mark.parametrize(
@@ -162,35 +157,31 @@ def test_execution_commands(text: str, expected: ExecutionCommand) -> None:
     ],
 )
 def test_execution_command_errors(text: str, message: str, column: int) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert caught.value.message.startswith(message)
-    assert (caught.value.line, caught.value.column) == (1, column)
+    assert error.message.startswith(message)
+    assert (error.line, error.column) == (1, column)
 
 
 def test_unknown_call_suggests_the_closest_builtin() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! resampel(3)")
+    error = parse_error("! resampel(3)")
 
-    assert caught.value.hint == "did you mean 'resample'?"
+    assert error.hint == "did you mean 'resample'?"
 
 
 def test_unknown_call_lists_the_builtins_and_context() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! retry(3)")
+    error = parse_error("! retry(3)")
 
-    assert caught.value.hint == (
+    assert error.hint == (
         "the built-in commands are input(), llm(...), resample(...) and transform(...); "
         "@context[...] says what a step's context holds"
     )
 
 
 def test_unknown_word_lists_every_command_form() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! hello world")
+    error = parse_error("! hello world")
 
-    assert caught.value.hint == (
+    assert error.hint == (
         "write one of @each[...]->...@{{...}}*, @all->...@{{...}}, @sequential, @parallel, "
         "together, @resampled[field]->mode, @context[...], name=value, input(), llm(...), "
         "resample(...) or transform(...)"
@@ -226,11 +217,10 @@ def test_a_parse_accepts_the_calls_it_is_given(names: tuple[str, ...], hint: str
 @pytest.mark.parametrize("name", sorted(call_signatures()))
 @pytest.mark.parametrize("text", ["! retry(3)", "! hello world"], ids=["call", "word"])
 def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert f" {name}(" in caught.value.hint
-    assert "@context[...]" in caught.value.hint
+    assert f" {name}(" in error.hint
+    assert "@context[...]" in error.hint
 
 
 @pytest.mark.parametrize(
@@ -312,21 +302,19 @@ def test_unknown_command_hints_name_every_builtin(text: str, name: str) -> None:
     ],
 )
 def test_assignment_errors(text: str, message: str, hint: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.hint) == (message, hint)
+    assert (error.message, error.hint) == (message, hint)
 
 
 @pytest.mark.parametrize(
     "name", sorted({*call_signatures(), "PROMPT_SUBTREE", "COLLECTED_CONTEXT", "true", "together"})
 )
 def test_reserved_names_are_no_variable_names(name: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(f"! {name}=1")
+    error = parse_error(f"! {name}=1")
 
-    assert caught.value.message.startswith(f"{name!r} is a ")
-    assert (caught.value.column, caught.value.length) == (3, len(name))
+    assert error.message.startswith(f"{name!r} is a ")
+    assert (error.column, error.length) == (3, len(name))
 
 
 def test_other_upper_case_names_are_variable_names() -> None:
@@ -346,14 +334,12 @@ def test_comment_inside_multiline_mapping_keeps_the_mappings_after_it() -> None:
 
     command = parse_command(text)
 
-    assert command == EachCommand(
-        inclusion_path="items",
-        destination_path="task.target",
-        mappings=(
-            mapping("value.a", "items.a"),
-            mapping("value.b", "items.b"),
-            mapping("value.c", "items.c"),
-        ),
+    assert command == each(
+        "items",
+        "task.target",
+        to("value.a", "items.a"),
+        to("value.b", "items.b"),
+        to("value.c", "items.c"),
     )
 
 
@@ -371,17 +357,13 @@ def test_multiline_arguments_with_comments() -> None:
 def test_spaces_around_equals_and_commas_inside_braces_are_allowed() -> None:
     command = parse_command("! @->task.x@{{ prompt.a = f , prompt.b=f }}")
 
-    assert command == AllCommand(
-        destination_path="task.x", mappings=(mapping("prompt.a", "f"), mapping("prompt.b", "f"))
-    )
+    assert command == sends("task.x", to("prompt.a", "f"), to("prompt.b", "f"))
 
 
 def test_each_without_inclusion_parses_with_no_inclusion_path() -> None:
     command = parse_command("! @each->task.x@{{value.items=items}}*")
 
-    assert command == EachCommand(
-        inclusion_path=None, destination_path="task.x", mappings=(mapping("value.items", "items"),)
-    )
+    assert command == each(None, "task.x", to("value.items", "items"))
 
 
 @pytest.mark.parametrize(
@@ -501,10 +483,9 @@ def test_other_commands(text: str, expected: object) -> None:
     ],
 )
 def test_structural_errors(text: str, message: str, line: int, column: int) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.line, caught.value.column) == (
+    assert (error.message, error.line, error.column) == (
         message,
         line,
         column,
@@ -519,22 +500,20 @@ def test_structural_errors(text: str, message: str, line: int, column: int) -> N
     ],
 )
 def test_empty_source_before_a_line_break_points_at_the_equals(text: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert (caught.value.message, caught.value.line, caught.value.column) == (
+    assert (error.message, error.line, error.column) == (
         "Empty source path in mapping",
         1,
         24,
     )
-    assert caught.value.source_line == "! @all->task@{{prompt.x="
+    assert error.source_line == "! @all->task@{{prompt.x="
 
 
 def test_error_renders_line_marker_location_and_hint() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! @each[items]->task@{{value.item=items}} *")
+    error = parse_error("! @each[items]->task@{{value.item=items}} *")
 
-    assert str(caught.value) == (
+    assert str(error) == (
         "Space after '}}' not allowed - use '}}*' not '}} *'\n"
         "    ! @each[items]->task@{{value.item=items}} *\n"
         "                                           ^~~~\n"
@@ -567,10 +546,9 @@ def test_error_renders_line_marker_location_and_hint() -> None:
     ],
 )
 def test_unterminated_string_marks_the_rest_of_its_line(text: str, rendered: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert str(caught.value) == rendered
+    assert str(error) == rendered
 
 
 @pytest.mark.parametrize(
@@ -597,25 +575,19 @@ def test_unterminated_string_marks_the_rest_of_its_line(text: str, rendered: str
     ],
 )
 def test_text_that_is_not_a_str_is_a_type_error(text: object, rendered: str) -> None:
-    with pytest.raises(CommandTextTypeError) as caught:
-        parse_command(text)  # type: ignore[arg-type]
+    error = text_type_error(parse_command, text)
 
-    assert str(caught.value) == rendered
-    assert isinstance(caught.value, TypeError)
-    assert isinstance(caught.value, LangTreeError)
+    assert str(error) == rendered
+    assert isinstance(error, TypeError)
+    assert isinstance(error, LangTreeError)
 
 
 def test_type_error_survives_pickling() -> None:
-    with pytest.raises(CommandTextTypeError) as caught:
-        parse_command(None)  # type: ignore[arg-type]
+    error = text_type_error(parse_command, None)
 
-    copy = pickle.loads(pickle.dumps(caught.value))
+    copy = pickle.loads(pickle.dumps(error))
 
-    assert (str(copy), copy.message, copy.hint) == (
-        str(caught.value),
-        caught.value.message,
-        caught.value.hint,
-    )
+    assert (str(copy), copy.message, copy.hint) == (str(error), error.message, error.hint)
 
 
 def test_mapping_spans_point_into_the_source() -> None:
@@ -635,11 +607,11 @@ def test_mapping_spans_point_into_the_source() -> None:
 @pytest.mark.parametrize(
     ("mapping_", "scope", "implicit", "source"),
     [
-        pytest.param(mapping("prompt.context", "summary"), "prompt", False, "summary", id="prompt"),
-        pytest.param(mapping("outputs.summary", None), "outputs", True, "summary", id="implicit"),
-        pytest.param(mapping("custom.field", "x"), None, False, "x", id="unknown-scope"),
-        pytest.param(mapping("value", "x"), None, False, "x", id="bare-scope-word"),
-        pytest.param(mapping("title", None), None, True, "title", id="implicit-unscoped"),
+        pytest.param(to("prompt.context", "summary"), "prompt", False, "summary", id="prompt"),
+        pytest.param(to("outputs.summary"), "outputs", True, "summary", id="implicit"),
+        pytest.param(to("custom.field", "x"), None, False, "x", id="unknown-scope"),
+        pytest.param(to("value", "x"), None, False, "x", id="bare-scope-word"),
+        pytest.param(to("title"), None, True, "title", id="implicit-unscoped"),
     ],
 )
 def test_mapping_scope_and_implicit_source(
@@ -660,10 +632,9 @@ def test_commands_are_frozen() -> None:
 
 
 def test_path_component_starting_with_a_digit_is_named() -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command("! @->task.2_go@{{a=b}}")
+    error = parse_error("! @->task.2_go@{{a=b}}")
 
-    assert (caught.value.message, caught.value.column, caught.value.hint) == (
+    assert (error.message, error.column, error.hint) == (
         "Path component '2_go' must start with a letter or '_'",
         11,
         "names in paths are Python identifiers, e.g. 'task.go_2'",

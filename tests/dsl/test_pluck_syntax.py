@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langtree import CommandParseError, parse_command
+from langtree import parse_command
 from langtree.dsl import AllCommand, EachCommand, Span, VariableMapping
 from langtree.dsl.fastpath import parse_fast
 from langtree.dsl.paths import Pluck, split_plucks
+from tests.dsl.parsed import parse_error
 
 NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)
 OPERATOR = st.sampled_from(["*", "**", "***"])
@@ -232,7 +233,6 @@ e.g. '@{{value.ids=items.*.id}}'""",
 
 @pytest.mark.parametrize(("text", "rendered"), ERRORS)
 def test_pluck_errors(text: str, rendered: str) -> None:
-    with pytest.raises(CommandParseError) as caught:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert str(caught.value) == rendered
+    assert str(error) == rendered

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import get_args
 
 import pytest
 from hypothesis import given
@@ -38,16 +39,8 @@ from langtree.dsl.commands import format_value
 from langtree.dsl.names import assembly_name_problem
 from langtree.structure.call_commands.table import call_signatures
 
-COMMAND_TYPES = (
-    AllCommand,
-    CommentCommand,
-    ContextCommand,
-    EachCommand,
-    ExecutionCommand,
-    NodeModifierCommand,
-    ResamplingCommand,
-    VariableAssignmentCommand,
-)
+# Every kind of command ``parse_command`` returns, for ``isinstance``.
+COMMAND_TYPES = get_args(Command)
 
 # The tokenizer's NEWLINE rule: the only line breaks that start a new line number.
 LINE_BREAK = re.compile(r"\r\n|\n|\r")

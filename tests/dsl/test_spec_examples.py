@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import pytest
 
-from langtree import CommandParseError, parse_command
+from langtree import parse_command
 from langtree.dsl import (
-    AllCommand,
     Command,
     CommentCommand,
-    EachCommand,
     ExecutionCommand,
     NodeModifierCommand,
     ResamplingCommand,
     VariableAssignmentCommand,
-    VariableMapping,
     VariableReference,
 )
+from tests.dsl.parsed import each, parse_error, sends, to
 
 # The triple-quoted description of `DocumentProcessor.sections` in "@each Commands >
 # Examples with Field Context Scoping", with its layout kept exactly as in the spec.
@@ -96,66 +94,35 @@ VALID_CASES = [
     # --- @each Commands > Field Context Examples (Field descriptions) -------------------------
     pytest.param(
         "! @each[sections.paragraphs]->other.analyzer@{{other.results=sections.paragraphs}}*",
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="other.analyzer",
-            mappings=(
-                VariableMapping(target_path="other.results", source_path="sections.paragraphs"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("sections.paragraphs", "other.analyzer", to("other.results", "sections.paragraphs")),
         id="each-field-context-valid-sections",
     ),
     # The spec marks this ❌ because the inclusion path does not start with the field that
     # holds it ('command'). That is a structure-stage rule; the text itself parses.
     pytest.param(
         "! @each[sections.paragraphs]->analyzer@{{value.results=sections.paragraphs}}*",
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="analyzer",
-            mappings=(
-                VariableMapping(target_path="value.results", source_path="sections.paragraphs"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("sections.paragraphs", "analyzer", to("value.results", "sections.paragraphs")),
         id="each-field-context-invalid-command-semantic-only",
     ),
     pytest.param(
         "! @each[analysis]->task.processor@{{task.results=analysis,other.meta=analysis.metadata}}*",
-        EachCommand(
-            inclusion_path="analysis",
-            destination_path="task.processor",
-            mappings=(
-                VariableMapping(target_path="task.results", source_path="analysis"),
-                VariableMapping(target_path="other.meta", source_path="analysis.metadata"),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "analysis",
+            "task.processor",
+            to("task.results", "analysis"),
+            to("other.meta", "analysis.metadata"),
         ),
         id="each-field-context-valid-analysis",
     ),
     # --- @each Commands > Variable Mapping Constraints (multiline, comments inside) -----------
     pytest.param(
         VARIABLE_MAPPING_CONSTRAINTS,
-        EachCommand(
-            inclusion_path="sections.subsections",
-            destination_path="task.analyzer",
-            mappings=(
-                VariableMapping(
-                    target_path="value.results.items", source_path="sections.subsections"
-                ),
-                VariableMapping(
-                    target_path="value.results.content", source_path="sections.subsections.text"
-                ),
-                VariableMapping(
-                    target_path="value.results.metadata",
-                    source_path="sections.subsections.meta",
-                ),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "sections.subsections",
+            "task.analyzer",
+            to("value.results.items", "sections.subsections"),
+            to("value.results.content", "sections.subsections.text"),
+            to("value.results.metadata", "sections.subsections.meta"),
         ),
         id="each-variable-mapping-constraints",
     ),
@@ -163,13 +130,10 @@ VALID_CASES = [
     pytest.param(
         "! @each[sections.paragraphs]->task@{{value.results=sections.paragraphs}}*"
         " # ✅ results must have 2 levels",
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.results", source_path="sections.paragraphs"),
-            ),
-            has_multiplicity=True,
+        each(
+            "sections.paragraphs",
+            "task",
+            to("value.results", "sections.paragraphs"),
             comment="✅ results must have 2 levels",
         ),
         id="each-nesting-valid-results",
@@ -178,11 +142,10 @@ VALID_CASES = [
     pytest.param(
         "! @each[sections.paragraphs]->task@{{value.title=sections.title}}*"
         " # ❌ title has 0 levels, no mapping matches 2",
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.title", source_path="sections.title"),),
-            has_multiplicity=True,
+        each(
+            "sections.paragraphs",
+            "task",
+            to("value.title", "sections.title"),
             comment="❌ title has 0 levels, no mapping matches 2",
         ),
         id="each-nesting-title-semantic-only",
@@ -191,13 +154,10 @@ VALID_CASES = [
     pytest.param(
         "! @each[sections.paragraphs]->task@{{value.deep=sections.paragraphs}}*"
         " # ❌ deep has 3+ levels, exceeds iteration depth",
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.deep", source_path="sections.paragraphs"),
-            ),
-            has_multiplicity=True,
+        each(
+            "sections.paragraphs",
+            "task",
+            to("value.deep", "sections.paragraphs"),
             comment="❌ deep has 3+ levels, exceeds iteration depth",
         ),
         id="each-nesting-deep-semantic-only",
@@ -205,105 +165,54 @@ VALID_CASES = [
     # --- @each Commands > Examples with Field Context Scoping ---------------------------------
     pytest.param(
         "! @each[documents]->task.summarize@{{value.summary=documents.content}}*",
-        EachCommand(
-            inclusion_path="documents",
-            destination_path="task.summarize",
-            mappings=(
-                VariableMapping(target_path="value.summary", source_path="documents.content"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("documents", "task.summarize", to("value.summary", "documents.content")),
         id="each-scoping-documents",
     ),
     pytest.param(
         DOCUMENT_PROCESSOR_SECTIONS,
-        EachCommand(
-            inclusion_path="sections.paragraphs",
-            destination_path="analyzer",
-            mappings=(
-                VariableMapping(
-                    target_path="value.analysis.segments", source_path="sections.paragraphs"
-                ),
-                VariableMapping(
-                    target_path="value.analysis.metadata.title", source_path="sections.title"
-                ),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "sections.paragraphs",
+            "analyzer",
+            to("value.analysis.segments", "sections.paragraphs"),
+            to("value.analysis.metadata.title", "sections.title"),
         ),
         id="each-scoping-sections-multiline-description",
     ),
     # --- @all Commands > Syntax (placeholders parse as ordinary identifiers) ------------------
     pytest.param(
         "! @all->destination@{{variable_mappings}} # 1:1 relationship",
-        AllCommand(
-            destination_path="destination",
-            mappings=(VariableMapping(target_path="variable_mappings", source_path=None),),
-            has_multiplicity=False,
-            comment="1:1 relationship",
-        ),
+        sends("destination", to("variable_mappings"), comment="1:1 relationship"),
         id="all-syntax-one-to-one",
     ),
     pytest.param(
         "! @all->destination@{{variable_mappings}}* # 1:n relationship",
-        AllCommand(
-            destination_path="destination",
-            mappings=(VariableMapping(target_path="variable_mappings", source_path=None),),
-            has_multiplicity=True,
-            comment="1:n relationship",
-        ),
+        sends("destination", to("variable_mappings"), star=True, comment="1:n relationship"),
         id="all-syntax-one-to-many",
     ),
     pytest.param(
         "! @->destination@{{variable_mappings}} # Shorthand syntax",
-        AllCommand(
-            destination_path="destination",
-            mappings=(VariableMapping(target_path="variable_mappings", source_path=None),),
-            has_multiplicity=False,
-            comment="Shorthand syntax",
-        ),
+        sends("destination", to("variable_mappings"), comment="Shorthand syntax"),
         id="all-syntax-shorthand",
     ),
     # --- @all Commands > Examples (Field descriptions) ----------------------------------------
     pytest.param(
         "! @->task.analyzer@{{prompt.source_data=summary}}",
-        AllCommand(
-            destination_path="task.analyzer",
-            mappings=(VariableMapping(target_path="prompt.source_data", source_path="summary"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.analyzer", to("prompt.source_data", "summary")),
         id="all-examples-summary",
     ),
     pytest.param(
         "! @all->task.process@{{value.data=input_data}}*",
-        AllCommand(
-            destination_path="task.process",
-            mappings=(VariableMapping(target_path="value.data", source_path="input_data"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        sends("task.process", to("value.data", "input_data"), star=True),
         id="all-examples-input-data",
     ),
     pytest.param(
         "! @->task.analyze@{{prompt.context=*}}",
-        AllCommand(
-            destination_path="task.analyze",
-            mappings=(VariableMapping(target_path="prompt.context", source_path="*"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.analyze", to("prompt.context", "*")),
         id="all-examples-wildcard",
     ),
     pytest.param(
         "! @all->summary@{{outputs.main_analysis}}*",
-        AllCommand(
-            destination_path="summary",
-            mappings=(VariableMapping(target_path="outputs.main_analysis", source_path=None),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        sends("summary", to("outputs.main_analysis"), star=True),
         id="all-examples-implicit-main-analysis",
     ),
     # --- Variable Assignment Commands > Examples ----------------------------------------------
@@ -580,13 +489,7 @@ VALID_CASES = [
     ),
     pytest.param(
         "! @each[items]->task@{{value.data=items}}* # Process each item",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.data", source_path="items"),),
-            has_multiplicity=True,
-            comment="Process each item",
-        ),
+        each("items", "task", to("value.data", "items"), comment="Process each item"),
         id="comments-inline-each",
     ),
     # Derived from the Comment Rules: quote-aware, whitespace before '#' trimmed.
@@ -630,81 +533,39 @@ VALID_CASES = [
     # --- Scope Context Variables (mapping fragments wrapped in a command) ---------------------
     pytest.param(
         "! @all->task.x@{{prompt.source_data=summary}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="prompt.source_data", source_path="summary"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("prompt.source_data", "summary")),
         id="scope-prompt-example",
     ),
     pytest.param(
         "! @all->task.x@{{value.title=sections.title}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="value.title", source_path="sections.title"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("value.title", "sections.title")),
         id="scope-value-example",
     ),
     pytest.param(
         "! @all->task.x@{{outputs.main_analysis=main_analysis}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="outputs.main_analysis", source_path="main_analysis"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("outputs.main_analysis", "main_analysis")),
         id="scope-outputs-example",
     ),
     pytest.param(
         "! @all->task.x@{{prompt.results=task.analyzer.results}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="prompt.results", source_path="task.analyzer.results"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("prompt.results", "task.analyzer.results")),
         id="scope-task-example",
     ),
     pytest.param(
         "! @all->prompt.external@{{variable_name=source}}",
-        AllCommand(
-            destination_path="prompt.external",
-            mappings=(VariableMapping(target_path="variable_name", source_path="source"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("prompt.external", to("variable_name", "source")),
         id="scope-prompt-external-syntax",
     ),
     pytest.param(
         "! @all->prompt.external@{{context_data=*}}",
-        AllCommand(
-            destination_path="prompt.external",
-            mappings=(VariableMapping(target_path="context_data", source_path="*"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("prompt.external", to("context_data", "*")),
         id="scope-prompt-external-example",
     ),
     # "Scope Resolution > Path Component Types" and "Nested paths supported"; the unknown
     # scope 'scope' is not a parse error.
     pytest.param(
         "! @each[scope.path]->scope.path@{{scope.path=scope.deeply.nested.path}}*",
-        EachCommand(
-            inclusion_path="scope.path",
-            destination_path="scope.path",
-            mappings=(
-                VariableMapping(target_path="scope.path", source_path="scope.deeply.nested.path"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("scope.path", "scope.path", to("scope.path", "scope.deeply.nested.path")),
         id="scope-resolution-path-components",
     ),
     # --- Data Flow Examples -------------------------------------------------------------------
@@ -720,235 +581,118 @@ VALID_CASES = [
     ),
     pytest.param(
         "! @->external_conclusion@{{value.conclusion=analysis}}",
-        AllCommand(
-            destination_path="external_conclusion",
-            mappings=(VariableMapping(target_path="value.conclusion", source_path="analysis"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("external_conclusion", to("value.conclusion", "analysis")),
         id="data-flow-forward-references-conclusion",
     ),
     # --- Variable Mappings > Implicit Assignment (wrapped) ------------------------------------
     pytest.param(
         "! @all->task.x@{{prompt.target_data}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="prompt.target_data", source_path=None),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("prompt.target_data")),
         id="implicit-prompt-target-data",
     ),
     pytest.param(
         "! @all->task.x@{{value.title}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="value.title", source_path=None),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("value.title")),
         id="implicit-value-title",
     ),
     pytest.param(
         "! @all->task.x@{{outputs.main_analysis}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="outputs.main_analysis", source_path=None),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("outputs.main_analysis")),
         id="implicit-outputs-main-analysis",
     ),
     # The explicit equivalents the spec gives, with spaces around '=' (allowed in braces).
     pytest.param(
         "! @all->task.x@{{prompt.target_data = target_data}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="prompt.target_data", source_path="target_data"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("prompt.target_data", "target_data")),
         id="implicit-equivalent-prompt-target-data",
     ),
     pytest.param(
         "! @all->task.x@{{value.title = title}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(VariableMapping(target_path="value.title", source_path="title"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("value.title", "title")),
         id="implicit-equivalent-value-title",
     ),
     pytest.param(
         "! @all->task.x@{{outputs.main_analysis = main_analysis}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="outputs.main_analysis", source_path="main_analysis"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("outputs.main_analysis", "main_analysis")),
         id="implicit-equivalent-outputs-main-analysis",
     ),
     # --- Variable Mappings > Multiple Mappings (wrapped) --------------------------------------
     pytest.param(
         "! @all->task.x@{{outputs.field1, outputs.field2}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="outputs.field1", source_path=None),
-                VariableMapping(target_path="outputs.field2", source_path=None),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("outputs.field1"), to("outputs.field2")),
         id="multiple-rules-valid-all-implicit",
     ),
     pytest.param(
         "! @all->task.x@{{value.field1=source1, value.field2=source2}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="value.field1", source_path="source1"),
-                VariableMapping(target_path="value.field2", source_path="source2"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("value.field1", "source1"), to("value.field2", "source2")),
         id="multiple-rules-valid-all-explicit",
     ),
     pytest.param(
         "! @all->task.x@{{prompt.title=sections.title, value.content=sections.content,"
         " outputs.meta=sections.metadata}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="prompt.title", source_path="sections.title"),
-                VariableMapping(target_path="value.content", source_path="sections.content"),
-                VariableMapping(target_path="outputs.meta", source_path="sections.metadata"),
-            ),
-            has_multiplicity=False,
-            comment=None,
+        sends(
+            "task.x",
+            to("prompt.title", "sections.title"),
+            to("value.content", "sections.content"),
+            to("outputs.meta", "sections.metadata"),
         ),
         id="multiple-examples-all-explicit",
     ),
     pytest.param(
         "! @all->task.x@{{prompt.title, prompt.summary, prompt.metadata}}",
-        AllCommand(
-            destination_path="task.x",
-            mappings=(
-                VariableMapping(target_path="prompt.title", source_path=None),
-                VariableMapping(target_path="prompt.summary", source_path=None),
-                VariableMapping(target_path="prompt.metadata", source_path=None),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.x", to("prompt.title"), to("prompt.summary"), to("prompt.metadata")),
         id="multiple-examples-all-implicit",
     ),
     # --- Path Syntax (wrapped) ----------------------------------------------------------------
     pytest.param(
         "! @all->title@{{sections.title=document.structure.sections.subsections.content}}",
-        AllCommand(
-            destination_path="title",
-            mappings=(
-                VariableMapping(
-                    target_path="sections.title",
-                    source_path="document.structure.sections.subsections.content",
-                ),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("title", to("sections.title", "document.structure.sections.subsections.content")),
         id="paths-basic",
     ),
     pytest.param(
         "! @all->variable@{{prompt.variable=variable,prompt.deeply.nested.variable=variable}}",
-        AllCommand(
-            destination_path="variable",
-            mappings=(
-                VariableMapping(target_path="prompt.variable", source_path="variable"),
-                VariableMapping(
-                    target_path="prompt.deeply.nested.variable", source_path="variable"
-                ),
-            ),
-            has_multiplicity=False,
-            comment=None,
+        sends(
+            "variable",
+            to("prompt.variable", "variable"),
+            to("prompt.deeply.nested.variable", "variable"),
         ),
         id="paths-scoped",
     ),
     pytest.param(
         "! @all->x.y.z@{{p.a=custom.field}}",
-        AllCommand(
-            destination_path="x.y.z",
-            mappings=(VariableMapping(target_path="p.a", source_path="custom.field"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("x.y.z", to("p.a", "custom.field")),
         id="paths-special-cases",
     ),
     # --- Relationship Types -------------------------------------------------------------------
     pytest.param(
         "! @->task.process@{{value.result=input}}",
-        AllCommand(
-            destination_path="task.process",
-            mappings=(VariableMapping(target_path="value.result", source_path="input"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.process", to("value.result", "input")),
         id="relationship-one-to-one",
     ),
     pytest.param(
         "! @all->task.generate@{{prompt.seed=topic}}*",
-        AllCommand(
-            destination_path="task.generate",
-            mappings=(VariableMapping(target_path="prompt.seed", source_path="topic"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        sends("task.generate", to("prompt.seed", "topic"), star=True),
         id="relationship-one-to-many",
     ),
     pytest.param(
         "! @each[items]->task.process@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task.process",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task.process", to("value.item", "items")),
         id="relationship-many-to-many",
     ),
     # --- Validation Rules > Warning Patterns (valid but unusual; wrapped) ---------------------
     pytest.param(
         "! @all->a.b.c.d.e.f.g@{{unknown.field=b,p.a=b}}",
-        AllCommand(
-            destination_path="a.b.c.d.e.f.g",
-            mappings=(
-                VariableMapping(target_path="unknown.field", source_path="b"),
-                VariableMapping(target_path="p.a", source_path="b"),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("a.b.c.d.e.f.g", to("unknown.field", "b"), to("p.a", "b")),
         id="warning-patterns",
     ),
     # --- Whitespace Handling > Allowed Whitespace (wrapped) -----------------------------------
     pytest.param(
         "! @each[document.sections.subsections]->task@{{value.item=items,prompt.context=data}}*",
-        EachCommand(
-            inclusion_path="document.sections.subsections",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.item", source_path="items"),
-                VariableMapping(target_path="prompt.context", source_path="data"),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "document.sections.subsections",
+            "task",
+            to("value.item", "items"),
+            to("prompt.context", "data"),
         ),
         id="whitespace-allowed-inside-brackets-and-braces",
     ),
@@ -966,16 +710,7 @@ VALID_CASES = [
     # Derived: spaces next to the brackets and around ',' and '=' inside them.
     pytest.param(
         "! @each[ items ]->task@{{ value.item = items , prompt.context=data }}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.item", source_path="items"),
-                VariableMapping(target_path="prompt.context", source_path="data"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items"), to("prompt.context", "data")),
         id="whitespace-allowed-spaces-inside-derived",
     ),
     pytest.param(
@@ -991,28 +726,18 @@ VALID_CASES = [
     # --- Whitespace Handling > Multiline Rules ------------------------------------------------
     pytest.param(
         MULTILINE_MAPPINGS,
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.title", source_path="items.title"),
-                VariableMapping(target_path="value.content", source_path="items.content"),
-                VariableMapping(target_path="prompt.metadata", source_path="items.meta"),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "items",
+            "task",
+            to("value.title", "items.title"),
+            to("value.content", "items.content"),
+            to("prompt.metadata", "items.meta"),
         ),
         id="multiline-mappings",
     ),
     pytest.param(
         MULTILINE_INCLUSION,
-        EachCommand(
-            inclusion_path="document.sections.subsections",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.data", source_path="subsections"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("document.sections.subsections", "task", to("value.data", "subsections")),
         id="multiline-inclusion",
     ),
     pytest.param(
@@ -1028,25 +753,16 @@ VALID_CASES = [
     # --- Whitespace Handling > Continuation Rules ---------------------------------------------
     pytest.param(
         "! @each[items]->task@{{value.item=items,}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items")),
         id="continuation-trailing-comma",
     ),
     pytest.param(
         MULTILINE_EMPTY_LINES_AND_COMMENTS,
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(
-                VariableMapping(target_path="value.title", source_path="items.title"),
-                VariableMapping(target_path="value.content", source_path="items.content"),
-            ),
-            has_multiplicity=True,
+        each(
+            "items",
+            "task",
+            to("value.title", "items.title"),
+            to("value.content", "items.content"),
             comment="one task per item",
         ),
         id="continuation-empty-lines-and-comments-derived",
@@ -1064,80 +780,39 @@ VALID_CASES = [
     # --- Whitespace Handling > Examples > Valid Commands --------------------------------------
     pytest.param(
         "! @each[items]->task@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items")),
         id="whitespace-valid-strict-spacing",
     ),
     pytest.param(
         "! @each[document.sections]->task.analyzer@{{value.title=sections.title}}*",
-        EachCommand(
-            inclusion_path="document.sections",
-            destination_path="task.analyzer",
-            mappings=(VariableMapping(target_path="value.title", source_path="sections.title"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("document.sections", "task.analyzer", to("value.title", "sections.title")),
         id="whitespace-valid-complex-paths",
     ),
     pytest.param(
         "! @all->task.process@{{prompt.context=*}}*",
-        AllCommand(
-            destination_path="task.process",
-            mappings=(VariableMapping(target_path="prompt.context", source_path="*"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        sends("task.process", to("prompt.context", "*"), star=True),
         id="whitespace-valid-all-wildcard",
     ),
     pytest.param(
         "! @each[items]->task@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items")),
         id="whitespace-valid-space-after-bang",
     ),
     # Derived from "After '!'": several spaces, or none ('!' WS* in the grammar).
     pytest.param(
         "!   @each[items]->task@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items")),
         id="whitespace-valid-spaces-after-bang-derived",
     ),
     pytest.param(
         "!@each[items]->task@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path="items",
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("items", "task", to("value.item", "items")),
         id="whitespace-valid-no-space-after-bang-derived",
     ),
     # --- Semantic Constraints: "@each without inclusion" parses (inclusion_path=None) ---------
     pytest.param(
         "! @each->task@{{value.item=items}}*",
-        EachCommand(
-            inclusion_path=None,
-            destination_path="task",
-            mappings=(VariableMapping(target_path="value.item", source_path="items"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each(None, "task", to("value.item", "items")),
         id="semantic-constraints-each-without-inclusion",
     ),
     # --- Node Execution Modifiers (docstrings; indented as inside a docstring) ----------------
@@ -1159,12 +834,7 @@ VALID_CASES = [
     ),
     pytest.param(
         "! @->external@{{value.conclusion=data}}",
-        AllCommand(
-            destination_path="external",
-            mappings=(VariableMapping(target_path="value.conclusion", source_path="data"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("external", to("value.conclusion", "data")),
         id="context-flow-sequential-conclusion",
     ),
     pytest.param(
@@ -1174,15 +844,7 @@ VALID_CASES = [
     ),
     pytest.param(
         "! @each[sections]->summary.node@{{prompt.section_titles=sections.title}}*",
-        EachCommand(
-            inclusion_path="sections",
-            destination_path="summary.node",
-            mappings=(
-                VariableMapping(target_path="prompt.section_titles", source_path="sections.title"),
-            ),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("sections", "summary.node", to("prompt.section_titles", "sections.title")),
         id="context-flow-external-forwarding-override",
     ),
     pytest.param(
@@ -1192,16 +854,7 @@ VALID_CASES = [
     ),
     pytest.param(
         "! @->conclusions@{{prompt.analysis_results=analysis.results}}",
-        AllCommand(
-            destination_path="conclusions",
-            mappings=(
-                VariableMapping(
-                    target_path="prompt.analysis_results", source_path="analysis.results"
-                ),
-            ),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("conclusions", to("prompt.analysis_results", "analysis.results")),
         id="context-flow-cross-node",
     ),
     pytest.param(
@@ -1212,71 +865,38 @@ VALID_CASES = [
     # --- Examples Collection > Basic Usage ----------------------------------------------------
     pytest.param(
         "! @->task.summarize@{{prompt.text=content}}",
-        AllCommand(
-            destination_path="task.summarize",
-            mappings=(VariableMapping(target_path="prompt.text", source_path="content"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.summarize", to("prompt.text", "content")),
         id="collection-basic-one-to-one",
     ),
     pytest.param(
         "! @each[sections]->task.analyze@{{value.title=sections.title}}*",
-        EachCommand(
-            inclusion_path="sections",
-            destination_path="task.analyze",
-            mappings=(VariableMapping(target_path="value.title", source_path="sections.title"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("sections", "task.analyze", to("value.title", "sections.title")),
         id="collection-basic-collection-processing",
     ),
     pytest.param(
         "! @all->task.generate@{{prompt.seed=topic}}*",
-        AllCommand(
-            destination_path="task.generate",
-            mappings=(VariableMapping(target_path="prompt.seed", source_path="topic"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        sends("task.generate", to("prompt.seed", "topic"), star=True),
         id="collection-basic-multiple-outputs",
     ),
     # --- Examples Collection > Advanced Patterns ----------------------------------------------
     pytest.param(
         "! @each[prompt.items]->value.processor@{{outputs.result=task.data}}*",
-        EachCommand(
-            inclusion_path="prompt.items",
-            destination_path="value.processor",
-            mappings=(VariableMapping(target_path="outputs.result", source_path="task.data"),),
-            has_multiplicity=True,
-            comment=None,
-        ),
+        each("prompt.items", "value.processor", to("outputs.result", "task.data")),
         id="collection-advanced-multiple-scopes",
     ),
     pytest.param(
         "! @each[doc.chapters.sections]->task.deep_analysis"
         "@{{value.path=doc.chapters.sections.title}}*",
-        EachCommand(
-            inclusion_path="doc.chapters.sections",
-            destination_path="task.deep_analysis",
-            mappings=(
-                VariableMapping(
-                    target_path="value.path", source_path="doc.chapters.sections.title"
-                ),
-            ),
-            has_multiplicity=True,
-            comment=None,
+        each(
+            "doc.chapters.sections",
+            "task.deep_analysis",
+            to("value.path", "doc.chapters.sections.title"),
         ),
         id="collection-advanced-deep-nesting",
     ),
     pytest.param(
         "! @->task.comprehensive@{{prompt.context=*}}",
-        AllCommand(
-            destination_path="task.comprehensive",
-            mappings=(VariableMapping(target_path="prompt.context", source_path="*"),),
-            has_multiplicity=False,
-            comment=None,
-        ),
+        sends("task.comprehensive", to("prompt.context", "*")),
         id="collection-advanced-wildcard",
     ),
 ]
@@ -1762,20 +1382,17 @@ def test_valid_spec_example_parses(text: str, expected: Command) -> None:
 def test_invalid_spec_example_is_rejected(
     text: str, message: str, line: int, column: int, hint: str
 ) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    error = info.value
     assert (error.message, error.line, error.column) == (message, line, column)
     assert error.hint == hint
 
 
 @pytest.mark.parametrize(("spec_message", "text"), SPEC_ERROR_MESSAGES)
 def test_error_message_starts_with_spec_wording(spec_message: str, text: str) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert info.value.message.startswith(spec_message)
+    assert error.message.startswith(spec_message)
 
 
 # --- The whole rendering of str(err) for representative errors --------------------------------
@@ -1830,7 +1447,6 @@ RENDERED_ERRORS = [
 
 @pytest.mark.parametrize(("text", "rendered"), RENDERED_ERRORS)
 def test_error_rendering(text: str, rendered: str) -> None:
-    with pytest.raises(CommandParseError) as info:
-        parse_command(text)
+    error = parse_error(text)
 
-    assert str(info.value) == rendered
+    assert str(error) == rendered

@@ -685,6 +685,25 @@ def test_valid_example_validates_and_plans(
 
 ONLY_IN_FIELD = "@all sends only the field that holds it: the source {source!r} is not {field!r}"
 
+# The one problem of an example both with the command the test names and as written.
+SECTIONS_TITLE_OUTSIDE_THE_ITERATION = [
+    (
+        "sections",
+        "Source 'sections.title' is not within the iteration over 'sections.paragraphs'",
+        "every source of this @each must be 'sections.paragraphs' or start with "
+        "'sections.paragraphs.'",
+    )
+]
+SUMMARY_BEFORE_MAIN_ANALYSIS = [
+    (
+        "main_analysis",
+        "In @sequential 'TaskExample', 'summary' "
+        "needs 'main_analysis', which is generated after it",
+        "declare 'main_analysis' before 'summary', make the node @parallel, give the "
+        "field a value, or supply it in the inputs (validate(inputs) checks with them)",
+    )
+]
+
 REJECTED_EXAMPLES = [
     # ❌ in the spec.
     pytest.param(
@@ -738,26 +757,12 @@ REJECTED_EXAMPLES = [
     # Rule" and its `sections.title` ❌ under "Right Side (Source) Rules" say.
     pytest.param(
         lambda: document_processor("sections"),
-        [
-            (
-                "sections",
-                "Source 'sections.title' is not within the iteration over 'sections.paragraphs'",
-                "every source of this @each must be 'sections.paragraphs' or start with "
-                "'sections.paragraphs.'",
-            )
-        ],
+        SECTIONS_TITLE_OUTSIDE_THE_ITERATION,
         id="examples-with-field-context-scoping-sections",
     ),
     pytest.param(
         lambda: document_processor(*DOCUMENT_PROCESSOR_COMMANDS),
-        [
-            (
-                "sections",
-                "Source 'sections.title' is not within the iteration over 'sections.paragraphs'",
-                "every source of this @each must be 'sections.paragraphs' or start with "
-                "'sections.paragraphs.'",
-            )
-        ],
+        SECTIONS_TITLE_OUTSIDE_THE_ITERATION,
         id="examples-with-field-context-scoping-as-written",
     ),
     # ✅ in the spec, but `main_analysis` sends `outputs` to `summary`, declared before it:
@@ -766,28 +771,12 @@ REJECTED_EXAMPLES = [
     # steps"). With @parallel as the default the class validates (see the valid cases).
     pytest.param(
         lambda: all_command_examples("main_analysis"),
-        [
-            (
-                "main_analysis",
-                "In @sequential 'TaskExample', 'summary' "
-                "needs 'main_analysis', which is generated after it",
-                "declare 'main_analysis' before 'summary', make the node @parallel, give the "
-                "field a value, or supply it in the inputs (validate(inputs) checks with them)",
-            )
-        ],
+        SUMMARY_BEFORE_MAIN_ANALYSIS,
         id="all-commands-examples-main_analysis",
     ),
     pytest.param(
         lambda: all_command_examples(*ALL_COMMANDS),
-        [
-            (
-                "main_analysis",
-                "In @sequential 'TaskExample', 'summary' "
-                "needs 'main_analysis', which is generated after it",
-                "declare 'main_analysis' before 'summary', make the node @parallel, give the "
-                "field a value, or supply it in the inputs (validate(inputs) checks with them)",
-            )
-        ],
+        SUMMARY_BEFORE_MAIN_ANALYSIS,
         id="all-commands-examples-as-written",
     ),
     # Presented as correct usage, but an @all in a field's description sends that field or

@@ -11,21 +11,15 @@ from typing import Any
 import pytest
 from pydantic import Field, create_model
 
-from langtree import RunStructure, StructureError, TreeNode
+from langtree import TreeNode
 from langtree.errors import Diagnostic
+from tests.structure.validated import refused, structure_of
 
 SHORT_HINT = "descriptive names make paths easier to follow"
 DEEP_HINT = "consider sending a whole node instead of a deeply nested field"
 REPEATED_HINT = (
     "a field holds one value: keep one 'value' mapping into it, or use 'outputs' to collect several"
 )
-
-
-def structure_of(*tasks: type[TreeNode]) -> RunStructure:
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 def warnings(*tasks: type[TreeNode]) -> list[tuple[str | None, int, str, str]]:
@@ -202,31 +196,37 @@ def file_column(command: str, snippet: str) -> int:
     return text.index(command) + column(command, snippet)
 
 
-def test_a_field_written_by_two_commands() -> None:
-    first = where("value.title=first", "TaskTwoCommands.first")
+@pytest.mark.parametrize(
+    ("task", "first", "second", "snippet", "message"),
+    [
+        pytest.param(
+            TaskTwoCommands,
+            "value.title=first",
+            "! @all->task.dest@{{value.title=second}}",
+            "value.title",
+            "Field 'title' of 'task.dest' already receives a value from 'value.title=first' "
+            "in {first}",
+            id="by-two-commands",
+        ),
+        pytest.param(
+            TaskTwoPaths,
+            "value.sub.name=first",
+            "! @all->task.dest.sub@{{value.name=second}}",
+            "value.name",
+            "Field 'name' of 'task.dest.sub' already receives a value from "
+            "'value.sub.name=first' in {first}",
+            id="through-two-paths",
+        ),
+    ],
+)
+def test_a_field_written_twice_warns_at_the_second_source(
+    task: type[TreeNode], first: str, second: str, snippet: str, message: str
+) -> None:
+    """``message`` names where the first source stands as ``{first}``."""
+    origin = where(first, f"{task.__name__}.first")
 
-    assert warnings(TaskTwoCommands, TaskDest) == [
-        (
-            "second",
-            file_column("! @all->task.dest@{{value.title=second}}", "value.title"),
-            f"Field 'title' of 'task.dest' already receives a value from 'value.title=first' "
-            f"in {first}",
-            REPEATED_HINT,
-        )
-    ]
-
-
-def test_a_field_written_through_two_paths() -> None:
-    first = where("value.sub.name=first", "TaskTwoPaths.first")
-
-    assert warnings(TaskTwoPaths, TaskDest) == [
-        (
-            "second",
-            file_column("! @all->task.dest.sub@{{value.name=second}}", "value.name"),
-            f"Field 'name' of 'task.dest.sub' already receives a value from "
-            f"'value.sub.name=first' in {first}",
-            REPEATED_HINT,
-        )
+    assert warnings(task, TaskDest) == [
+        ("second", file_column(second, snippet), message.format(first=origin), REPEATED_HINT)
     ]
 
 
@@ -269,12 +269,9 @@ def test_several_prompt_or_outputs_sources_are_expected(command: str) -> None:
 
 
 def test_unknown_scope_is_an_error_that_names_the_scopes() -> None:
-    structure = structure_of(source("! @all->task.target@{{custom.field=b}}"), TaskTarget)
+    found = refused(source("! @all->task.target@{{custom.field=b}}"), TaskTarget)
 
-    with pytest.raises(StructureError) as caught:
-        structure.validate()
-
-    assert [(d.field_name, d.column, d.message, d.hint) for d in caught.value.diagnostics] == [
+    assert [(d.field_name, d.column, d.message, d.hint) for d in found] == [
         (
             "b",
             23,
@@ -337,9 +334,4 @@ def test_warnings_are_not_raised_with_errors() -> None:
     class TaskMixed(TreeNode):
         x: str = Field(default="", description="! @all->task.dest@{{value.missing=x}}")
 
-    structure = structure_of(TaskMixed, TaskDest)
-
-    with pytest.raises(StructureError) as caught:
-        structure.validate()
-
-    assert [d.severity for d in caught.value.diagnostics] == ["error"]
+    assert [d.severity for d in refused(TaskMixed, TaskDest)] == ["error"]

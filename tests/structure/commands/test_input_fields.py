@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,23 @@ def problems(task: type[TreeNode]) -> list[tuple[str, str]]:
     return [(d.message, d.hint) for d in diagnostics(task)]
 
 
+def structure_on(model: FakeChatModel, task: type[TreeNode]) -> RunStructure:
+    """A structure holding ``task`` whose default model is ``model``."""
+    structure = RunStructure(provider=LLMProvider({"default": model}))
+    structure.add(task)
+    return structure
+
+
+def refusals(error: type[Exception], *calls: Callable[[], object]) -> list[str]:
+    """The text of the ``error`` that each of ``calls`` raises, in order."""
+    texts = []
+    for call in calls:
+        with pytest.raises(error) as caught:
+            call()
+        texts.append(str(caught.value))
+    return texts
+
+
 def test_an_input_field_gets_no_step() -> None:
     structure = RunStructure()
     structure.add(TaskRate)
@@ -39,26 +57,20 @@ def test_an_input_field_gets_no_step() -> None:
 
 def test_a_run_without_a_required_input_stops_before_any_call() -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskRate)
+    structure = structure_on(model, TaskRate)
     expected = (
         "Missing input(s): task.rate.review ('TaskRate.review'); a field marked input() is "
         "given by the caller, never generated, and no input, default or command gives these\n"
         "  hint: pass each in the inputs (langtree run: --input FILE.json), or give the field "
         "a default"
     )
-    with pytest.raises(ExecutionError) as ran:
-        structure.run()
-    with pytest.raises(ExecutionError) as previewed:
-        structure.prompts()
-    assert str(ran.value) == str(previewed.value) == expected
+    assert refusals(ExecutionError, structure.run, structure.prompts) == [expected, expected]
     assert model.calls == []
 
 
 def test_a_given_input_is_used() -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskRate)
+    structure = structure_on(model, TaskRate)
     result = structure.run({TaskRate: {"review": "Great kettle."}})
     assert result[TaskRate].review == "Great kettle."
     assert [call.fields for call in model.calls] == [("rating",)]
@@ -66,8 +78,7 @@ def test_a_given_input_is_used() -> None:
 
 def test_an_input_with_a_default_falls_back_to_it() -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskWithFallback)
+    structure = structure_on(model, TaskWithFallback)
     assert structure.run()[TaskWithFallback].language == "English"
     assert "A sentence in English." in model.calls[0].text
 
@@ -152,8 +163,7 @@ Write Reply.
 )
 def test_an_optional_input_left_out_shows_its_default(inputs: dict[object, object]) -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskReply)
+    structure = structure_on(model, TaskReply)
 
     (prompt,) = structure.prompts(inputs)
     structure.run(inputs)
@@ -174,8 +184,7 @@ class TaskOrder(TreeNode):
 
 def test_input_inside_a_node_generated_whole_stops_validate_and_the_run() -> None:
     model = FakeChatModel()
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    structure.add(TaskOrder)
+    structure = structure_on(model, TaskOrder)
     line = next(
         number
         for number, text in enumerate(Path(__file__).read_text().splitlines(), 1)
@@ -194,10 +203,5 @@ def test_input_inside_a_node_generated_whole_stops_validate_and_the_run() -> Non
         "input() to have the model write 'sku'"
     )
 
-    with pytest.raises(StructureError) as validated:
-        structure.validate()
-    with pytest.raises(StructureError) as ran:
-        structure.run()
-
-    assert str(validated.value) == str(ran.value) == expected
+    assert refusals(StructureError, structure.validate, structure.run) == [expected, expected]
     assert model.calls == []

@@ -13,7 +13,7 @@ from langtree import (
     ValidationStrategy,
 )
 from langtree.structure.config import StructureConfig
-from tests.structure.validated import diagnostics, line_in, problems
+from tests.structure.validated import diagnostics, line_in, mark_in, mark_of, problems
 
 FILE = __file__
 
@@ -121,12 +121,7 @@ def test_two_modifiers_point_at_the_second() -> None:
     (diagnostic,) = diagnostics(TaskTwoModifiers)
     source_line = '    ! @sequential"""'
 
-    assert (diagnostic.line, diagnostic.column, diagnostic.source_line, diagnostic.length) == (
-        line_in(TaskTwoModifiers, "! @sequential"),
-        source_line.index("! @sequential") + 1,
-        source_line,
-        13,
-    )
+    assert mark_of(diagnostic) == mark_in(TaskTwoModifiers, source_line, "! @sequential")
 
 
 class TaskModifierInField(TreeNode):
@@ -384,18 +379,9 @@ def test_unknown_model_points_at_the_llm_command() -> None:
     (diagnostic,) = diagnostics(TaskUnknownFieldModel, provider=Provider("local"))
     source_line = """    text: str = Field(description='! llm("claude")')"""
 
-    assert (
-        diagnostic.field_name,
-        diagnostic.line,
-        diagnostic.column,
-        diagnostic.source_line,
-        diagnostic.length,
-    ) == (
+    assert (diagnostic.field_name, mark_of(diagnostic)) == (
         "text",
-        line_in(TaskUnknownFieldModel, "! llm("),
-        source_line.index('! llm("claude")') + 1,
-        source_line,
-        15,
+        mark_in(TaskUnknownFieldModel, source_line, '! llm("claude")'),
     )
 
 

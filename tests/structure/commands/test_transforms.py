@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import Field
+from pydantic import Field, create_model
 
 from langtree import RunStructure, TreeNode, parse_command
 from langtree.dsl.commands import ExecutionCommand
@@ -153,21 +153,15 @@ def test_names_resolve_on_the_node_or_the_nearest_node_above() -> None:
     assert steps["task.document.sections:heading"].depends_on == ()
 
 
-class TaskTemplate(TreeNode):
-    items: list[str]
-    count: int = Field(description='! transform("{{ items | length }}")')
+def counting(expression: str) -> type[TreeNode]:
+    """``TaskCounting``: a list of ``items`` and a ``count`` computed by ``expression``."""
+    count = Field(description=f'! transform("{expression}")')
+    return create_model(
+        "TaskCounting", __base__=TreeNode, items=(list[str], ...), count=(int, count)
+    )
 
 
-class TaskSyntax(TreeNode):
-    items: list[str]
-    count: int = Field(description='! transform("items |")')
-
-
-class TaskUnknownFilter(TreeNode):
-    items: list[str]
-    count: int = Field(description='! transform("items | lenght")')
-
-
+# Written out rather than made by counting(): the rendered error shows its source line.
 class TaskUnknownName(TreeNode):
     items: list[str]
     count: int = Field(description='! transform("itemz | length")')
@@ -181,13 +175,13 @@ class TaskSelf(TreeNode):
     ("task", "message", "hint"),
     [
         pytest.param(
-            TaskTemplate,
+            counting("{{ items | length }}"),
             "transform() takes a Jinja2 expression, not a template: '{{ items | length }}'",
             "remove the '{{' and '}}', e.g. transform(\"items | map(attribute='id') | list\")",
             id="template",
         ),
         pytest.param(
-            TaskSyntax,
+            counting("items |"),
             "transform() expression 'items |' is not a valid Jinja2 expression: "
             "unexpected end of template, expected 'name'.",
             "write one Jinja2 expression over the node's fields, e.g. "
@@ -195,7 +189,7 @@ class TaskSelf(TreeNode):
             id="syntax",
         ),
         pytest.param(
-            TaskUnknownFilter,
+            counting("items | lenght"),
             "transform() expression 'items | lenght' is not a valid Jinja2 expression: "
             "No filter named 'lenght'.",
             "write one Jinja2 expression over the node's fields, e.g. "

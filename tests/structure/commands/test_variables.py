@@ -4,7 +4,7 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
-from tests.structure.validated import diagnostics, line_in, problems
+from tests.structure.validated import diagnostics, line_in, mark_in, mark_of, problems
 
 FILE = __file__
 
@@ -139,23 +139,12 @@ def test_redefinition_points_at_the_second_definition() -> None:
     (diagnostic,) = diagnostics(TaskTwice)
     source_line = '    ! rounds=3"""'
 
-    assert (
-        diagnostic.class_name,
-        diagnostic.field_name,
-        diagnostic.file,
-        diagnostic.line,
-        diagnostic.column,
-        diagnostic.source_line,
-        diagnostic.length,
-    ) == (
+    assert (diagnostic.class_name, diagnostic.field_name, diagnostic.file) == (
         "TaskTwice",
         None,
         FILE,
-        line_in(TaskTwice, "! rounds=3"),
-        source_line.index("! rounds=3") + 1,
-        source_line,
-        10,
     )
+    assert mark_of(diagnostic) == mark_in(TaskTwice, source_line, "! rounds=3")
 
 
 class TaskTwiceInField(TreeNode):

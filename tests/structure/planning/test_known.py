@@ -9,13 +9,7 @@ from langtree import RunStructure, StructureError, TreeNode
 from langtree.structure.commands.flows import resolve_flows
 from langtree.structure.planning.known import KnownFields, known_fields, supplied_fields
 from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
-
-
-def structure_of(*tasks: type[TreeNode]) -> RunStructure:
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    return structure
+from tests.structure.validated import structure_of
 
 
 def known_of(*tasks: type[TreeNode], supplied: KnownFields | None = None) -> KnownFields:

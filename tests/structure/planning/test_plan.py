@@ -13,6 +13,7 @@ from langtree.errors import Diagnostic
 from langtree.structure.planning.plan import ExecutionPlan, PlanStep
 from langtree.testing import FakeChatModel
 from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
+from tests.structure.validated import structure_of
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -21,13 +22,6 @@ SOURCE_LINES = Path(FILE).read_text().splitlines()
 def line_of(snippet: str) -> int:
     """The 1-based line of this file where ``snippet`` first stands."""
     return next(i for i, line in enumerate(SOURCE_LINES, 1) if snippet in line)
-
-
-def structure_of(*tasks: type[TreeNode], config: dict[str, str] | None = None) -> RunStructure:
-    structure = RunStructure(config)
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 def plan_of(

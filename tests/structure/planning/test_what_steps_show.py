@@ -13,6 +13,7 @@ from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.structure.planning.plan import PlanStep
+from tests.category_pages import PRODUCTS, TaskCatalogue, TaskCategoryPage
 
 FILE = __file__
 SOURCE_LINES = Path(FILE).read_text().splitlines()
@@ -53,37 +54,6 @@ def error_of(*tasks: type[TreeNode]) -> tuple[str, str, str, int]:
 
 
 # -- the context: a step waits for the values its node shows ------------------------------
-
-
-class Product(TreeNode):
-    sku: str = Field(description="Stock number.")
-    name: str = Field(description="The product's name.")
-    blurb: str = Field(description="One line about it.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe the products."""
-
-    products: list[Product] = Field(
-        default=[],
-        description="! @each[products]->task.category_page@{{"
-        "value.entries.sku=products.sku, value.entries.blurb=products.blurb}}*",
-    )
-
-
-class Entry(TreeNode):
-    sku: str = Field(description="Stock number.")
-    blurb: str = Field(description="One line.")
-
-
-class TaskCategoryPage(TreeNode):
-    """Write the page of a category."""
-
-    entries: list[Entry] = Field(default=[], description="The products on the page.")
-    intro: str = Field(description="An introduction to the products.")
-
-
-PRODUCTS = {TaskCatalogue: {"products": [{"sku": "a1"}, {"sku": "b2"}]}}
 
 
 def test_a_step_waits_for_what_an_each_writes_into_the_elements_its_context_shows() -> None:
@@ -256,16 +226,6 @@ class TaskEcho(TreeNode):
     echoes: str = Field(default="", description="The title again.")
 
 
-def test_a_step_that_shows_what_commands_make_of_its_own_output_is_a_cycle() -> None:
-    assert error_of(TaskEcho) == (
-        "Dependency cycle: task.echo:title -> task.echo:title",
-        "'task.echo:title' reads a value that commands make from its own output: remove "
-        "the name it reads, or one of the commands that link them",
-        "{echoes}",
-        line_of('description="A title, unlike {echoes}'),
-    )
-
-
 class TaskCounted(TreeNode):
     size: str = Field(
         description='! transform("copies | length")\n! @all->task.counted@{{value.copies=size}}'
@@ -273,14 +233,33 @@ class TaskCounted(TreeNode):
     copies: str = Field(default="", description="The size again.")
 
 
-def test_a_transform_that_reads_what_commands_make_of_its_own_value_is_a_cycle() -> None:
-    assert error_of(TaskCounted) == (
-        "Dependency cycle: task.counted:size -> task.counted:size",
-        "'task.counted:size' reads a value that commands make from its own output: remove "
-        "the name it reads, or one of the commands that link them",
-        """! transform("copies | length")""",
-        line_of("""description='! transform("copies | length")"""),
-    )
+@pytest.mark.parametrize(
+    ("task", "message", "hint", "marked", "line"),
+    [
+        pytest.param(
+            TaskEcho,
+            "Dependency cycle: task.echo:title -> task.echo:title",
+            "'task.echo:title' reads a value that commands make from its own output: remove "
+            "the name it reads, or one of the commands that link them",
+            "{echoes}",
+            line_of('description="A title, unlike {echoes}'),
+            id="a-step-shows-what-commands-make-of-its-own-output",
+        ),
+        pytest.param(
+            TaskCounted,
+            "Dependency cycle: task.counted:size -> task.counted:size",
+            "'task.counted:size' reads a value that commands make from its own output: remove "
+            "the name it reads, or one of the commands that link them",
+            """! transform("copies | length")""",
+            line_of("""description='! transform("copies | length")"""),
+            id="a-transform-reads-what-commands-make-of-its-own-value",
+        ),
+    ],
+)
+def test_reading_what_commands_make_of_ones_own_output_is_a_cycle(
+    task: type[TreeNode], message: str, hint: str, marked: str, line: int
+) -> None:
+    assert error_of(task) == (message, hint, marked, line)
 
 
 class Row(TreeNode):

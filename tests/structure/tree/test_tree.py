@@ -15,6 +15,7 @@ from langtree import CommandParseError, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 from langtree.structure.tree.shapes import FieldShape, ShapeError, field_shape
 from langtree.structure.tree.tree import task_tag, title_from_name
+from tests.structure.validated import structure_of
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()
 
@@ -22,13 +23,6 @@ SOURCE_LINES = Path(__file__).read_text().splitlines()
 def line_of(snippet: str) -> int:
     """The first 1-based line of this file that holds ``snippet``."""
     return next(number for number, line in enumerate(SOURCE_LINES, 1) if snippet in line)
-
-
-def structure_of(*tasks: type[TreeNode]) -> RunStructure:
-    structure = RunStructure()
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 def errors(*tasks: type[TreeNode]) -> tuple[Diagnostic, ...]:

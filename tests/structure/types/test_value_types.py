@@ -6,7 +6,7 @@ import pytest
 from pydantic import Field
 
 from langtree import TreeNode
-from tests.structure.validated import diagnostics, line_in, problems
+from tests.structure.validated import diagnostics, mark_in, mark_of, problems
 
 FILE = __file__
 
@@ -72,20 +72,10 @@ def test_type_error_marks_the_mapping() -> None:
         '    price: float = Field(description="! @all->task.int_target@{{value.cents=price}}")'
     )
 
-    assert (
-        diagnostic.class_name,
-        diagnostic.field_name,
-        diagnostic.line,
-        diagnostic.column,
-        diagnostic.source_line,
-        diagnostic.length,
-    ) == (
+    assert (diagnostic.class_name, diagnostic.field_name, mark_of(diagnostic)) == (
         "TaskFloatSource",
         "price",
-        line_in(TaskFloatSource, "value.cents=price"),
-        source_line.index("value.cents=price") + 1,
-        source_line,
-        17,
+        mark_in(TaskFloatSource, source_line, "value.cents=price"),
     )
 
 
