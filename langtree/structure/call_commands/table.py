@@ -67,16 +67,16 @@ def command_table() -> CommandTable:
         AttributeError: A command module does not declare its command as ``<NAME>``.
     """
     package = sys.modules[__package__]
-    names = sorted(
-        module.name.removesuffix(COMMAND_MODULE_SUFFIX)
+    # A module's command is its name without the suffix, and without the underscore
+    # that marks a module private: ``_input_command`` declares ``INPUT``.
+    modules = sorted(
+        (module.name.removeprefix("_").removesuffix(COMMAND_MODULE_SUFFIX), module.name)
         for module in pkgutil.iter_modules(package.__path__)
         if module.name.endswith(COMMAND_MODULE_SUFFIX)
     )
     kinds: list[CommandKind] = [
-        getattr(
-            importlib.import_module(f"{__package__}.{name}{COMMAND_MODULE_SUFFIX}"), name.upper()
-        )
-        for name in names
+        getattr(importlib.import_module(f"{__package__}.{module}"), name.upper())
+        for name, module in modules
     ]
     return CommandTable(
         kinds=MappingProxyType({kind.name: kind for kind in kinds}),
