@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langtree.errors import ExecutionError
 from langtree.prompts.attachments import AssetCollector, with_assets
@@ -294,6 +294,7 @@ def _path(registry: NodeRegistry, state: RunState, address: Address) -> list[tup
     return list(reversed(path))
 
 
+@dataclass(slots=True)
 class _Renderer:
     """Renders the levels from the root down, and the step's fields at the last one.
 
@@ -301,30 +302,24 @@ class _Renderer:
     left to expand (see `_blocks()`); ``join_blocks`` of them all is the document.
     """
 
-    def __init__(
-        self,
-        registry: NodeRegistry,
-        resolver: _Resolver,
-        levels: _Chain,
-        fields: tuple[str, ...],
-        known: Mapping[str, Collection[str]],
-        context: list[ContextEntry],
-        shape: PromptShape,
-    ) -> None:
-        self.registry = registry
-        self.resolver = resolver
-        self.levels = levels
-        self.fields = fields
-        self.known = known
-        self.context = context
-        self.shape = shape
-        self.shown = _shown_levels(len(levels), shape.outline)
-        """The depths of the levels whose texts the document shows, from the top."""
+    registry: NodeRegistry
+    resolver: _Resolver
+    levels: _Chain
+    fields: tuple[str, ...]
+    known: Mapping[str, Collection[str]]
+    context: list[ContextEntry]
+    shape: PromptShape
+    shown: tuple[int, ...] = field(init=False)
+    """The depths of the levels whose texts the document shows, from the top."""
+    context_depth: int | None = field(init=False)
+    """The level whose ``{COLLECTED_CONTEXT}`` gets the context: the one nearest the node."""
+
+    def __post_init__(self) -> None:
+        self.shown = _shown_levels(len(self.levels), self.shape.outline)
         self.context_depth = max(
-            (depth for depth in self.shown if _CONTEXT in _names(levels[depth].node.text)),
+            (depth for depth in self.shown if _CONTEXT in _names(self.levels[depth].node.text)),
             default=None,
         )
-        """The level whose ``{COLLECTED_CONTEXT}`` gets the context: the one nearest the node."""
 
     def level(self, depth: int, title_level: int, *, titled: bool) -> list[_Part]:
         """A level's title and docstring, what lies below placed at its subtree."""

@@ -27,7 +27,7 @@ from dataclasses import replace
 from langtree.errors import ExecutionError
 from langtree.prompts.missing_values import iteration_path, report_unsent
 from langtree.prompts.plucking import pluck_values
-from langtree.prompts.state import Address, Output, RunState, copied, instance_text
+from langtree.prompts.state import Address, Indices, Output, RunState, Sent, copied, instance_text
 from langtree.prompts.values import Absent, Pending, first_absent
 from langtree.prompts.writing import is_absolute, write_values
 from langtree.structure.commands.deliveries import in_context, leaf_destination
@@ -40,9 +40,6 @@ __all__ = ["EXTERNAL", "apply_flow", "write_iterations"]
 
 EXTERNAL = Address("prompt.external")
 """Where ``@all->prompt.external`` sends its variables."""
-
-_Indices = tuple[int | None, ...]
-_Sent = list[tuple[_Indices, object]]
 
 
 def apply_flow(
@@ -75,7 +72,7 @@ def write_iterations(
     state: RunState,
     flow: Flow,
     config: TypeMappingConfig,
-    assign: Callable[[MappingFlow, _Indices], bool],
+    assign: Callable[[MappingFlow, Indices], bool],
 ) -> None:
     """Carry out an element-wise ``@each``'s ``value`` mappings for some iterations.
 
@@ -100,12 +97,12 @@ def _apply_at(
     values: dict[str, object],
     config: TypeMappingConfig,
     *,
-    assign: Callable[[MappingFlow, _Indices], bool] | None = None,
+    assign: Callable[[MappingFlow, Indices], bool] | None = None,
 ) -> None:
     iterations = _iterations(flow, values)
     origin = f"{instance_text(state.registry, cwd)}."
     for mapping_flow in mappings:
-        sent: _Sent = [
+        sent: Sent = [
             (indices, _source_value(flow, mapping_flow, element, values, indices, origin))
             for indices, element in iterations
         ]
@@ -121,11 +118,11 @@ def _apply_at(
 # -- reading ---------------------------------------------------------------------------
 
 
-def _iterations(flow: Flow, values: dict[str, object]) -> _Sent:
+def _iterations(flow: Flow, values: dict[str, object]) -> Sent:
     """One (indices, element) per iteration; an unknown list gives its marker at ``None``."""
     if flow.inclusion is None:
         return [((), values)]
-    items: _Sent = [((), values)]
+    items: Sent = [((), values)]
     for node_field in flow.inclusion.fields:
         depth = node_field.shape.list_depth
         items = [
@@ -136,7 +133,7 @@ def _iterations(flow: Flow, values: dict[str, object]) -> _Sent:
     return items
 
 
-def _iterate(value: object, depth: int) -> Iterator[tuple[_Indices, object]]:
+def _iterate(value: object, depth: int) -> Iterator[tuple[Indices, object]]:
     """The elements ``depth`` list levels down; nothing for an absent list."""
     if depth == 0:
         yield (), value
@@ -167,7 +164,7 @@ def _source_value(
     mapping_flow: MappingFlow,
     element: object,
     values: dict[str, object],
-    indices: _Indices,
+    indices: Indices,
     origin: str,
 ) -> object:
     """The value a mapping reads for one iteration; a value never produced is `Absent`,
@@ -234,9 +231,7 @@ def _map_levels(value: object, depth: int, rest: tuple[NodeField, ...], where: s
 # -- prompt and outputs targets --------------------------------------------------------
 
 
-def _send(
-    state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, sent: _Sent
-) -> None:
+def _send(state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, sent: Sent) -> None:
     """Send a ``prompt``/``outputs`` value: the list of per-iteration values for ``@each``.
 
     A context entry (``outputs``, or a ``prompt`` value no text names, see `in_context()`)
@@ -262,7 +257,7 @@ def _send(
             state.send_prompt_value(address, mapping_flow.name, value, order)
 
 
-def _sent_value(flow: Flow, sent: _Sent) -> object:
+def _sent_value(flow: Flow, sent: Sent) -> object:
     if not flow.is_each:
         return copied(sent[0][1])
     if len(sent) == 1 and None in sent[0][0]:
@@ -280,6 +275,6 @@ def _destination_addresses(state: RunState, flow: Flow, cwd: Address) -> list[Ad
     return [address for address in addresses if _same_branch(address.indices, cwd.indices)]
 
 
-def _same_branch(first: _Indices, second: _Indices) -> bool:
+def _same_branch(first: Indices, second: Indices) -> bool:
     shared = min(len(first), len(second))
     return first[:shared] == second[:shared]

@@ -10,13 +10,11 @@ it continues after failures, keeps it in `RunState.missing` for the result to re
 from __future__ import annotations
 
 from langtree.errors import ExecutionError
-from langtree.prompts.state import Address, MissingValue, RunState, instance_text
+from langtree.prompts.state import Address, Indices, MissingValue, RunState, instance_text
 from langtree.prompts.values import Absent
 from langtree.structure.commands.flows import Flow, MappingFlow
 
 __all__ = ["iteration_path", "rendered", "report_missing", "report_unsent", "source_text"]
-
-_Indices = tuple[int | None, ...]
 
 
 def rendered(flow: Flow, mapping_flow: MappingFlow, message: str, hint: str) -> str:
@@ -88,7 +86,7 @@ def _destination_tag(flow: Flow, mapping_flow: MappingFlow) -> str:
 
 
 def source_text(
-    state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, indices: _Indices
+    state: RunState, flow: Flow, mapping_flow: MappingFlow, cwd: Address, indices: Indices
 ) -> str:
     """Where one iteration reads a mapping's source: ``task.research.documents[1].summary``."""
     text = instance_text(state.registry, cwd)
@@ -100,7 +98,7 @@ def source_text(
     return f"{text}.{iteration_path(flow, indices)}{'.'.join(names)}".rstrip(".")
 
 
-def iteration_path(flow: Flow, indices: _Indices) -> str:
+def iteration_path(flow: Flow, indices: Indices) -> str:
     """Where an iteration's element stands, for messages: ``'sections[2].'``."""
     if flow.inclusion is None:
         return ""

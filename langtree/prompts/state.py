@@ -35,11 +35,13 @@ from langtree.structure.tree.tree_node import TreeNode
 
 __all__ = [
     "Address",
+    "Indices",
     "MissingValue",
     "OnMissing",
     "Output",
     "RunState",
     "SendOrder",
+    "Sent",
     "copied",
     "elements",
     "fill_defaults",
@@ -50,12 +52,19 @@ __all__ = [
 ]
 
 
+Indices: TypeAlias = tuple[int | None, ...]
+"""One index per list level, from the root down (``None``: elements not known yet)."""
+
+Sent: TypeAlias = list[tuple[Indices, object]]
+"""The values a command sends, each with the indices of the iteration that sends it."""
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Address:
     """A node instance: its tag, and its index at each list level from the root down."""
 
     tag: str
-    indices: tuple[int | None, ...] = ()
+    indices: Indices = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -103,16 +103,7 @@ def first_absent(value: object) -> Absent | None:
         >>> first_absent([["a"], [Absent("x.y")]])
         Absent(source='x.y')
     """
-    stack = [value]
-    seen: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Absent):
-            return item
-        if isinstance(item, list) and id(item) not in seen:
-            seen.add(id(item))
-            stack.extend(reversed(item))
-    return None
+    return next((item for item in _walk(value, (list,)) if isinstance(item, Absent)), None)
 
 
 def pending_list(step_id: str, depth: int) -> PendingList:
@@ -274,16 +265,25 @@ def _json_text(data: object) -> str:
 
 def contains_pending(value: object) -> bool:
     """Whether a value is, or holds, a `Pending` marker."""
+    return any(isinstance(item, Pending) for item in _walk(value, (dict, list, tuple)))
+
+
+_Container = type[dict[object, object]] | type[list[object]] | type[tuple[object, ...]]
+
+
+def _walk(value: object, containers: tuple[_Container, ...]) -> Iterator[object]:
+    """``value`` and everything in it, in order: the items of its ``containers`` (a
+    dict's values), each container entered once. Walked with a stack, as values may nest
+    deeper than Python's recursion limit."""
     stack = [value]
     seen: set[int] = set()
     while stack:
         item = stack.pop()
-        if isinstance(item, Pending):
-            return True
-        if isinstance(item, dict | list | tuple) and id(item) not in seen:
+        yield item
+        if isinstance(item, containers) and id(item) not in seen:
             seen.add(id(item))
-            stack.extend(item.values() if isinstance(item, dict) else item)
-    return False
+            inner = item.values() if isinstance(item, dict) else item
+            stack.extend(reversed(list(inner)))
 
 
 def check_unicode(

@@ -15,13 +15,15 @@ required field, a list element, a prompt variable or a context entry) is a missi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langtree.errors import ConversionError, ExecutionError
 from langtree.prompts.missing_values import rendered, report_missing, source_text
 from langtree.prompts.state import (
     Address,
+    Indices,
     RunState,
+    Sent,
     copied,
     elements,
     in_field_order,
@@ -36,7 +38,7 @@ from langtree.prompts.values import (
     pending_list,
 )
 from langtree.structure.commands.flows import Flow, MappingFlow
-from langtree.structure.tree.tree import NodeField
+from langtree.structure.tree.tree import Node, NodeField
 from langtree.structure.tree.tree_node import display_name
 from langtree.structure.types.annotations import item_type, render_type, strip_optional
 from langtree.structure.types.conversion import accepts_none, convert_value
@@ -44,20 +46,17 @@ from langtree.structure.types.type_config import TypeMappingConfig
 
 __all__ = ["is_absolute", "write_values"]
 
-_Indices = tuple[int | None, ...]
-_Sent = list[tuple[_Indices, object]]
-
 
 def write_values(
     state: RunState,
     flow: Flow,
     mapping_flow: MappingFlow,
     values: dict[str, object],
-    sent: _Sent,
+    sent: Sent,
     config: TypeMappingConfig,
     *,
     cwd: Address,
-    assign: Callable[[_Indices], bool] | None = None,
+    assign: Callable[[Indices], bool] | None = None,
 ) -> None:
     """Write one mapping's per-iteration values into the destination.
 
@@ -111,32 +110,32 @@ def _destination_start(state: RunState, flow: Flow, values: dict[str, object]) -
     return values
 
 
-def _lay_out(sent: _Sent, levels: int) -> _Sent:
+def _lay_out(sent: Sent, levels: int) -> Sent:
     """Group per-iteration values by their first ``levels`` indices.
 
     A target with fewer list levels than the iteration receives, at each of its
     elements, nested lists of what the deeper iterations send.
     """
-    grouped: dict[_Indices, _Sent] = {}
+    grouped: dict[Indices, Sent] = {}
     for indices, value in sent:
         grouped.setdefault(indices[:levels], []).append((indices[levels:], value))
     return [(key, _nest(items)) for key, items in grouped.items()]
 
 
-def _nest(items: _Sent) -> object:
+def _nest(items: Sent) -> object:
     """One value, or nested lists along the remaining indices (a marker for unknown ones)."""
     suffix, value = items[0]
     if not suffix or suffix[0] is None:
         return value
-    groups: dict[int | None, _Sent] = {}
+    groups: dict[int | None, Sent] = {}
     for indices, item in items:
         groups.setdefault(indices[0], []).append((indices[1:], item))
     return [_nest(group) for group in groups.values()]
 
 
-def _counts(keys: list[_Indices]) -> dict[_Indices, int]:
+def _counts(keys: list[Indices]) -> dict[Indices, int]:
     """For each index prefix, how many elements the list below it holds."""
-    counts: dict[_Indices, int] = {}
+    counts: dict[Indices, int] = {}
     for key in keys:
         for depth, index in enumerate(key):
             if index is None:
@@ -153,8 +152,8 @@ class _Place:
     field's own list levels (``element``) when the value goes into an element."""
 
     node_field: NodeField
-    holder: _Indices
-    element: _Indices
+    holder: Indices
+    element: Indices
 
 
 class _Skip:
@@ -165,33 +164,30 @@ class _Skip:
 _SKIP = _Skip()
 
 
+@dataclass(slots=True)
 class _Writer:
     """Writes one mapping's values along a field path, one list index per list level.
 
     Attributes:
         counts: For each index prefix, how many elements the list below it holds.
         iteration: The indices of the iteration whose value is being written.
+        holder: The node that holds the mapping's target field.
     """
 
-    def __init__(
-        self,
-        state: RunState,
-        flow: Flow,
-        mapping_flow: MappingFlow,
-        config: TypeMappingConfig,
-        cwd: Address,
-    ) -> None:
-        self.state = state
-        self.flow = flow
-        self.mapping_flow = mapping_flow
-        self.config = config
-        self.cwd = cwd
-        self.counts: dict[_Indices, int] = {}
-        self.iteration: _Indices = ()
-        assert mapping_flow.target is not None
-        key = mapping_flow.target.field_key
+    state: RunState
+    flow: Flow
+    mapping_flow: MappingFlow
+    config: TypeMappingConfig
+    cwd: Address
+    counts: dict[Indices, int] = field(default_factory=dict)
+    iteration: Indices = ()
+    holder: Node = field(init=False)
+
+    def __post_init__(self) -> None:
+        assert self.mapping_flow.target is not None
+        key = self.mapping_flow.target.field_key
         assert key is not None
-        holder = state.registry.get(key.node_tag)
+        holder = self.state.registry.get(key.node_tag)
         assert holder is not None
         self.holder = holder
 
@@ -199,8 +195,8 @@ class _Writer:
         self,
         values: dict[str, object],
         fields: tuple[NodeField, ...],
-        prefix: _Indices,
-        indices: _Indices,
+        prefix: Indices,
+        indices: Indices,
         value: object,
         *,
         assign: bool = True,
@@ -220,7 +216,7 @@ class _Writer:
         key: object = node_field.name
         depth = node_field.shape.list_depth
         annotation = node_field.annotation
-        element: _Indices = ()
+        element: Indices = ()
         while depth and indices:
             if indices[0] is None:
                 self._store_unknown(slot, key, node_field, depth, rest, value)
@@ -274,7 +270,7 @@ class _Writer:
         self,
         slot: object,
         key: object,
-        prefix: _Indices,
+        prefix: Indices,
         node_field: NodeField,
         *,
         leaf: bool,
@@ -315,7 +311,7 @@ class _Writer:
         value: object,
         *,
         create: bool,
-        prefix: _Indices = (),
+        prefix: Indices = (),
     ) -> None:
         """Write ``value`` through every element of the lists on the way (``@all``).
 

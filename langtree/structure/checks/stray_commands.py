@@ -23,10 +23,8 @@ _SHOWN = 40
 
 def check_stray_commands(registry: NodeRegistry) -> Iterator[Diagnostic]:
     """Warn about every command-like text after other text, in every node's texts."""
-    for node in registry:
-        yield from _warnings(node.extraction, node.origin)
-        for node_field in node.fields:
-            yield from _warnings(node_field.extraction, node_field.origin)
+    for holder in registry.texts():
+        yield from _warnings(holder.extraction, holder.origin)
 
 
 def _warnings(extraction: Extraction, origin: Origin) -> Iterator[Diagnostic]:

@@ -498,23 +498,18 @@ class _NeedFinder:
             if _holds(use.field, consumer.node_tag):
                 self._inside(use, consumer)
                 continue
-            for producer, partial_below in use.producers.items():
-                through = producer != use.field  # `use.producers` holds no field below
-                yield Need(
-                    consumer=consumer,
-                    producer=producer,
-                    variable=use.variable,
-                    through_commands=through,
-                    partial_below=partial_below,
-                )
-            for producer, partial_below in use.below.items():
-                yield Need(
-                    consumer=consumer,
-                    producer=producer,
-                    variable=use.variable,
-                    weak=True,
-                    partial_below=partial_below,
-                )
+            # The fields below the named one are shown without being named: weak needs.
+            for producers, weak in ((use.producers, False), (use.below, True)):
+                for producer, partial_below in producers.items():
+                    yield Need(
+                        consumer=consumer,
+                        producer=producer,
+                        variable=use.variable,
+                        weak=weak,
+                        # `use.producers` holds no field below
+                        through_commands=not weak and producer != use.field,
+                        partial_below=partial_below,
+                    )
 
     def _inside(self, use: _Use, consumer: Consumer) -> None:
         """Report a ``{name}`` whose field holds the consumer's node."""

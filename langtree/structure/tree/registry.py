@@ -101,6 +101,12 @@ class NodeRegistry:
         for tag in sorted(self._tasks):
             yield from self._tasks[tag]
 
+    def texts(self) -> Iterator[Node | NodeField]:
+        """Every node's docstring and field descriptions: each node, then its fields."""
+        for node in self:
+            yield node
+            yield from node.fields
+
     def children(self, tag: str) -> list[Node]:
         """The child nodes of the node with ``tag``, in field order."""
         return self._children.get(tag, [])

@@ -23,10 +23,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def check_unicode_texts(registry: NodeRegistry) -> Iterator[Diagnostic]:
     """An error for the first lone surrogate of every node's texts."""
-    for node in registry:
-        yield from _problem(node.extraction, node.origin)
-        for node_field in node.fields:
-            yield from _problem(node_field.extraction, node_field.origin)
+    for holder in registry.texts():
+        yield from _problem(holder.extraction, holder.origin)
 
 
 def _problem(extraction: Extraction, origin: Origin) -> Iterator[Diagnostic]:
