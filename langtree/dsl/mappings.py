@@ -88,13 +88,11 @@ def _parse_pluck(tokens: Tokenizer, before: str) -> str:
     if tokens.check("DOT"):
         tokens.consume("DOT")
         written += "."
-    if tokens.at_space():
-        tokens.fail(
-            "Space around '.' not allowed - use 'document.sections' not 'document . sections'",
-            hint=f"write the pluck with no spaces, e.g. '{before}.{stars.text}.id'",
-            start=dot.start,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_space_after(
+        dot,
+        "Space around '.' not allowed - use 'document.sections' not 'document . sections'",
+        hint=f"write the pluck with no spaces, e.g. '{before}.{stars.text}.id'",
+    )
     if not written.endswith(".") or not tokens.check("IDENT"):
         tokens.fail(
             f"Expected a field name to pluck after {written!r}",
@@ -147,14 +145,12 @@ def parse_mapping_block(
 ) -> tuple[VariableMapping, ...]:
     """mapping_block ::= "@{{" WS* mapping (WS* "," WS* mapping)* WS* ","? WS* "}}" """
     opening = _parse_block_opening(tokens)
-    tokens.skip_layout()
-    if tokens.check("RBRACES"):
-        tokens.fail(
-            "Variable mappings cannot be empty",
-            hint="map at least one value, e.g. '@{{prompt.context=summary}}'",
-            start=opening.start,
-            end=tokens.position + 2,
-        )
+    tokens.forbid_empty(
+        "RBRACES",
+        opening,
+        "Variable mappings cannot be empty",
+        hint="map at least one value, e.g. '@{{prompt.context=summary}}'",
+    )
     mappings = [_parse_mapping(tokens, command)]
     while True:
         tokens.skip_layout()
@@ -172,25 +168,22 @@ def parse_mapping_block(
 
 def _parse_block_opening(tokens: Tokenizer) -> Token:
     """block_opening ::= "@{{"   (right after the destination)"""
-    if tokens.space_then("AT") or tokens.space_then("LBRACES"):
-        tokens.fail(
-            "Space before '{{' not allowed - use 'task@{{' not 'task @{{'",
-            hint="write '@{{' right after the destination",
-            start=tokens.position,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_space_before(
+        "AT",
+        "LBRACES",
+        message="Space before '{{' not allowed - use 'task@{{' not 'task @{{'",
+        hint="write '@{{' right after the destination",
+    )
     at = tokens.expect(
         "AT",
         "Expected '@{{' after the destination",
         hint="add the variable mappings, e.g. '->task.target@{{prompt.context=summary}}'",
     )
-    if tokens.at_space():
-        tokens.fail(
-            "Space before '{{' not allowed - use 'task@{{' not 'task @{{'",
-            hint="write '@{{' with no space",
-            start=at.start,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_space_after(
+        at,
+        "Space before '{{' not allowed - use 'task@{{' not 'task @{{'",
+        hint="write '@{{' with no space",
+    )
     return tokens.expect(
         "LBRACES", "Expected '{{' after '@'", hint="write '@{{' before the mappings"
     )
@@ -230,11 +223,10 @@ def _parse_source(tokens: Tokenizer, command: str, equals: Token) -> str:
     if tokens.check("STAR"):
         star = tokens.consume("STAR")
         if tokens.check("STAR") or tokens.check("DOT"):
-            tokens.fail(
+            tokens.fail_through(
+                star,
                 "A source path cannot start with a pluck operator",
                 hint="name the list to pluck from first, e.g. 'items.*.id'",
-                start=star.start,
-                end=tokens.position + 1,
             )
         if command == "@each":
             tokens.fail(

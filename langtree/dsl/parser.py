@@ -184,13 +184,11 @@ def _parse_at_command(tokens: Tokenizer, signatures: Signatures) -> Command:
     """at_command ::= "@" ("each" | "all" | "sequential" | "parallel" | "resampled"
     | "context")?"""
     at = tokens.consume("AT")
-    if tokens.at_space():
-        tokens.fail(
-            "Space around '@' not allowed - use '@each' not '@ each' or ' @each'",
-            hint="write the command name right after '@', e.g. '@each'",
-            start=at.start,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_space_after(
+        at,
+        "Space around '@' not allowed - use '@each' not '@ each' or ' @each'",
+        hint="write the command name right after '@', e.g. '@each'",
+    )
     if tokens.check("ARROW") or tokens.space_then("ARROW"):
         return _parse_all(tokens, at)
     if not tokens.check("IDENT"):
@@ -247,13 +245,7 @@ def _fail_unknown_command(
 def _parse_each(tokens: Tokenizer, at: Token) -> EachCommand:
     """each_command ::= "@each" inclusion? "->" destination "@{{" mappings "}}" "*" """
     inclusion: tuple[str, Span] | None = None
-    if tokens.space_then("LBRACKET"):
-        tokens.fail(
-            "Space before '[' not allowed - use '@each[items]' not '@each [items]'",
-            hint="write '@each[' with no space",
-            start=tokens.position,
-            end=tokens.position + 1,
-        )
+    _forbid_space_before_bracket(tokens, "@each")
     if tokens.check("LBRACKET"):
         inclusion = _parse_inclusion(tokens)
     _parse_arrow(tokens, after_bracket=inclusion is not None)
@@ -279,19 +271,29 @@ def _parse_each(tokens: Tokenizer, at: Token) -> EachCommand:
 def _parse_inclusion(tokens: Tokenizer) -> tuple[str, Span]:
     """inclusion ::= "[" WS* path WS* "]" """
     opening = tokens.consume("LBRACKET")
-    tokens.skip_layout()
-    if tokens.check("RBRACKET"):
-        tokens.fail(
-            "@each commands cannot have an empty inclusion path",
-            hint="name the list to iterate over, e.g. '@each[sections]'",
-            start=opening.start,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_empty(
+        "RBRACKET",
+        opening,
+        "@each commands cannot have an empty inclusion path",
+        hint="name the list to iterate over, e.g. '@each[sections]'",
+    )
     path = parse_path(tokens, what="inclusion")
     tokens.skip_layout()
     tokens.expect_closing("RBRACKET", opening)
     _forbid_space_after_bracket(tokens)
     return path
+
+
+def _forbid_space_before_bracket(
+    tokens: Tokenizer, command: str, *, example: str = "@each[items]"
+) -> None:
+    """No space between a command's name and its ``[``, shown right and wrong in ``example``."""
+    spaced = example.replace("[", " [", 1)
+    tokens.forbid_space_before(
+        "LBRACKET",
+        message=f"Space before '[' not allowed - use '{example}' not '{spaced}'",
+        hint=f"write '{command}[' with no space",
+    )
 
 
 def _forbid_space_after_bracket(tokens: Tokenizer) -> None:
@@ -316,13 +318,7 @@ def _parse_arrow(tokens: Tokenizer, *, after_bracket: bool) -> None:
         f"Expected '->' after {what}",
         hint="commands send data with '->', e.g. '@all->task.target@{{prompt.x=field}}'",
     )
-    if tokens.at_space():
-        tokens.fail(
-            _SPACE_AROUND_ARROW,
-            hint="write '->' with no spaces",
-            start=arrow.start,
-            end=tokens.position + 1,
-        )
+    tokens.forbid_space_after(arrow, _SPACE_AROUND_ARROW, hint="write '->' with no spaces")
 
 
 def _parse_multiplicity(tokens: Tokenizer) -> bool:
@@ -343,11 +339,10 @@ def _parse_multiplicity(tokens: Tokenizer) -> bool:
 def _parse_all(tokens: Tokenizer, at: Token) -> AllCommand:
     """all_command ::= ("@all" | "@") "->" destination "@{{" mappings "}}" "*"?"""
     if tokens.check("LBRACKET") or tokens.space_then("LBRACKET"):
-        tokens.fail(
+        tokens.fail_through(
+            at,
             "@all commands cannot have inclusion brackets",
             hint="use '@each[items]->...*' to iterate, or remove the brackets",
-            start=at.start,
-            end=tokens.position + 1,
         )
     _parse_arrow(tokens, after_bracket=False)
     destination, destination_span = parse_path(tokens, what="destination")
@@ -362,13 +357,7 @@ def _parse_all(tokens: Tokenizer, at: Token) -> AllCommand:
 
 def _parse_resampled(tokens: Tokenizer) -> ResamplingCommand:
     """resampling_command ::= "@resampled" "[" identifier "]" "->" aggregation_function"""
-    if tokens.space_then("LBRACKET"):
-        tokens.fail(
-            "Space before '[' not allowed - use '@each[items]' not '@each [items]'",
-            hint="write '@resampled[' with no space",
-            start=tokens.position,
-            end=tokens.position + 1,
-        )
+    _forbid_space_before_bracket(tokens, "@resampled")
     opening = tokens.expect(
         "LBRACKET", "Expected '[' after '@resampled'", hint="write '@resampled[field]->mode'"
     )
@@ -408,13 +397,7 @@ def _parse_resampled(tokens: Tokenizer) -> ResamplingCommand:
 
 def _parse_context(tokens: Tokenizer) -> ContextCommand:
     """context_command ::= "@context" "[" WS* (entry (WS* "," WS* entry)* (WS* ",")?)? WS* "]" """
-    if tokens.space_then("LBRACKET"):
-        tokens.fail(
-            "Space before '[' not allowed - use '@context[heading]' not '@context [heading]'",
-            hint="write '@context[' with no space",
-            start=tokens.position,
-            end=tokens.position + 1,
-        )
+    _forbid_space_before_bracket(tokens, "@context", example="@context[heading]")
     if tokens.check("NEWLINE"):
         _fail_line_break(tokens)
     opening = tokens.expect(

@@ -151,6 +151,25 @@ class Tokenizer:
         assert match is not None
         return _MATCHERS[name](self.source, match.end()) is not None
 
+    def forbid_empty(self, closing: str, opening: Token, message: str, *, hint: str) -> None:
+        """Skip the layout after ``opening``, then fail over both brackets when the one of
+        rule ``closing`` comes next: nothing stands between them."""
+        self.skip_layout()
+        if self.check(closing):
+            end = self.position + len(_LITERALS[closing])
+            self.fail(message, hint=hint, start=opening.start, end=end)
+
+    def forbid_space_after(self, token: Token, message: str, *, hint: str) -> None:
+        """Fail over ``token`` and the first space after it when spaces or tabs follow it."""
+        if self.at_space():
+            self.fail_through(token, message, hint=hint)
+
+    def forbid_space_before(self, *names: str, message: str, hint: str) -> None:
+        """Fail at the first space when spaces or tabs come before a token of one of the
+        rules ``names``."""
+        if any(self.space_then(name) for name in names):
+            self.fail(message, hint=hint, start=self.position, end=self.position + 1)
+
     def skip_space(self) -> None:
         """Skip spaces and tabs (not line breaks)."""
         if self.at_space():
@@ -208,6 +227,10 @@ class Tokenizer:
         word = self.next_word()
         found = "the end of the command" if word.name == "END" else repr(word.text)
         self.fail(f"{message}, got {found}", hint=hint, start=word.start, end=word.end)
+
+    def fail_through(self, token: Token, message: str, *, hint: str) -> NoReturn:
+        """Fail from the start of ``token`` through the next character (the wrong one)."""
+        self.fail(message, hint=hint, start=token.start, end=self.position + 1)
 
     def fail(self, message: str, *, hint: str, start: int, end: int | None = None) -> NoReturn:
         """Raise `CommandParseError` for the characters ``start:end``."""
