@@ -36,6 +36,7 @@ with a ``^~~~`` marker under the offending span, where it is, and a ``hint:`` na
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -127,15 +128,10 @@ class CommandParseError(LangTreeError, ValueError):
         Args:
             location: The origin, e.g. ``"TaskReport.sections (report.py:12)"``.
         """
-        return CommandParseError(
-            self.message,
-            line=self.line,
-            column=self.column,
-            source_line=self.source_line,
-            hint=self.hint,
-            length=self.length,
-            location=location,
-        )
+        # A copy goes through `__reduce__`, which keeps every attribute as it is.
+        located = copy.copy(self)
+        located.location = location
+        return located
 
 
 def rebuilt_error(cls: type[_Error], args: tuple[object, ...], state: dict[str, object]) -> _Error:

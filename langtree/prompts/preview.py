@@ -9,7 +9,7 @@ a model can produce appear as ``[pending: produced by step ...]``.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
@@ -235,6 +235,7 @@ def preview_prompts(setup: PromptSetup) -> list[StepPrompt]:
 # -- one prompt -------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
 class PromptBuilder:
     """Assembles and renders the prompt of one step instance.
 
@@ -247,43 +248,32 @@ class PromptBuilder:
             can carry (see `check_unicode()`).
     """
 
-    def __init__(
-        self,
-        state: RunState,
-        variables: Mapping[str, object],
-        template: StepTemplate,
-        model_names: Mapping[str | None, str | None],
-        *,
-        prompt_names: Mapping[str, set[str]],
-        known: Mapping[str, set[str]],
-        split: Mapping[str, Collection[str]] | None = None,
-        contexts: Mapping[str, tuple[ContextPath, ...]] | None = None,
-        readers: EntryReaders | None = None,
-        shape: PromptShape,
-        asset_files: AssetFiles | None = None,
-    ) -> None:
-        for name, value in variables.items():
+    state: RunState
+    variables: Mapping[str, object]
+    template: StepTemplate
+    model_names: Mapping[str | None, str | None]
+    _: KW_ONLY
+    prompt_names: Mapping[str, set[str]]
+    known: Mapping[str, set[str]]
+    split: Mapping[str, Collection[str]] = field(default_factory=dict)
+    contexts: Mapping[str, tuple[ContextPath, ...]] = field(default_factory=dict)
+    readers: EntryReaders = field(default_factory=EntryReaders)
+    shape: PromptShape
+    asset_files: AssetFiles = field(default_factory=AssetFiles)
+    keep_time: Callable[[], None] | None = field(default=None, init=False)
+    missing: dict[str, set[str]] = field(default_factory=dict, init=False)
+    _left_out: dict[str, set[str]] = field(init=False)
+    """What a step that generates a node whole does not ask for: its known fields, and
+    those its split steps generate."""
+    _sources: AssetSources | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        for name, value in self.variables.items():
             check_unicode(value, name, subject="The external variable")
-        self.state = state
-        self.variables = variables
-        self.template = template
-        self.model_names = model_names
-        self.prompt_names = prompt_names
-        self.known = known
-        self.split = split or {}
-        # What a step that generates a node whole does not ask for: its known fields,
-        # and those its split steps generate.
         self._left_out = {
-            tag: set(known.get(tag, ())) | set(self.split.get(tag, ()))
-            for tag in set(known) | set(self.split)
+            tag: set(self.known.get(tag, ())) | set(self.split.get(tag, ()))
+            for tag in set(self.known) | set(self.split)
         }
-        self.contexts = contexts or {}
-        self.readers = readers or EntryReaders()
-        self.shape = shape
-        self.asset_files = asset_files or AssetFiles()
-        self.keep_time: Callable[[], None] | None = None
-        self.missing: dict[str, set[str]] = {}
-        self._sources: AssetSources | None = None
 
     def document(self, step: PlanStep, address: Address) -> StepDocument:
         """The assembled Markdown of one step instance, before the template renders it."""
