@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypeAlias
 
 from langtree.runtime.observe.result import RunResult
@@ -58,14 +58,7 @@ class StepFinished:
 
     def to_dict(self) -> dict[str, object]:
         """The event as JSON data."""
-        return {
-            "event": "StepFinished",
-            "step_id": self.step_id,
-            "node_path": self.node_path,
-            "values": self.values,
-            "partial": self.partial,
-            "transform": self.transform,
-        }
+        return _fields_data(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,13 +79,7 @@ class ValueMapped:
 
     def to_dict(self) -> dict[str, object]:
         """The event as JSON data."""
-        return {
-            "event": "ValueMapped",
-            "path": self.path,
-            "value": self.value,
-            "command": self.command,
-            "source": self.source,
-        }
+        return _fields_data(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +117,13 @@ class RunFinished:
     def to_dict(self) -> dict[str, object]:
         """The event as JSON data: the result's ``to_dict()``."""
         return {"event": "RunFinished", "result": self.result.to_dict()}
+
+
+def _fields_data(event: StepFinished | ValueMapped) -> dict[str, object]:
+    """An event whose fields are JSON data already: its class's name, then its fields."""
+    data: dict[str, object] = {"event": type(event).__name__}
+    data.update((item.name, getattr(event, item.name)) for item in fields(event))
+    return data
 
 
 RunEvent: TypeAlias = StepFinished | ValueMapped | StepFailed | RunFinished

@@ -36,10 +36,9 @@ HOMONYMS = Counter(
         # What wrote a value (the caller's input, a transform step): a provenance kind.
         ("provenance.py", "input"): 2,
         ("provenance.py", "transform"): 2,
-        # Keys of a step's saved data and of its event, and the noun of a count.
+        # Keys of a step's saved data, and the noun of a count.
         ("plan.py", "resample"): 1,
         ("plan.py", "transform"): 1,
-        ("events.py", "transform"): 1,
         ("result_display.py", "transform"): 1,
         # Input tokens, as OpenTelemetry names them.
         ("otel.py", "input"): 1,
