@@ -205,16 +205,25 @@ def _to_string(source: object, target: object, _: TypeMappingConfig) -> _Level:
     return SAFE if target is str else None
 
 
-def _parsing(config: TypeMappingConfig) -> CompatibilityLevel:
+def _from_text(source: object, target: object, config: TypeMappingConfig) -> _Level:
+    """``str → int | float | bool | Enum | dict | list | model``: parsed, when allowed."""
+    if source is not str or not _parses_into(target):
+        return None
     return LOSSY if config.allow_string_parsing else FORBIDDEN
+
+
+def _parses_into(target: object) -> bool:
+    if mapping_types(target) is not None or sequence_kind(target) is not None:
+        return True
+    if is_model(target) or target in (int, float, bool):
+        return True
+    return is_class(target) and issubclass(target, Enum)
 
 
 def _to_mapping(source: object, target: object, config: TypeMappingConfig) -> _Level:
     target_types = mapping_types(target)
     if target_types is None:
         return None
-    if source is str:
-        return _parsing(config)
     if is_model(source):
         fits = config.allow_treenode_dict_conversion and _dumps_into(source, *target_types)
         return SAFE if fits else FORBIDDEN
@@ -231,8 +240,6 @@ def _to_sequence(source: object, target: object, config: TypeMappingConfig) -> _
     target_kind = sequence_kind(target)
     if target_kind is None:
         return None
-    if source is str:
-        return _parsing(config)
     source_kind = sequence_kind(source)
     if source_kind is None:
         return FORBIDDEN
@@ -262,8 +269,6 @@ def _items_level(source: object, target: object, config: TypeMappingConfig) -> C
 def _to_model(source: object, target: object, config: TypeMappingConfig) -> _Level:
     if not is_model(target):
         return None
-    if source is str:
-        return _parsing(config)
     if mapping_types(source) is not None:
         return LOSSY if config.allow_treenode_dict_conversion else FORBIDDEN
     if is_model(source):
@@ -286,16 +291,12 @@ def _between_classes(source: object, target: object, config: TypeMappingConfig) 
         return SAFE
     if source is float and target is int:
         return LOSSY
-    if source is str and target in (int, float, bool):
-        return _parsing(config)
     if issubclass(target, Enum):
-        return _to_enum(source, target, config)
+        return _to_enum(source, target)
     return SAFE if issubclass(source, target) else None
 
 
-def _to_enum(source: type, target: type[Enum], config: TypeMappingConfig) -> _Level:
-    if source is str:
-        return _parsing(config)
+def _to_enum(source: type, target: type[Enum]) -> _Level:
     if issubclass(source, Enum):
         return UNSAFE
     # The exact type: an enum of int values takes no bool, and one of str values no
@@ -310,7 +311,7 @@ def _to_enum(source: type, target: type[Enum], config: TypeMappingConfig) -> _Le
 # ``float`` nor ``None`` would take all of ``int | None``). ``None`` before ``str``:
 # "anything but None → str". The rule for a ``str`` target before those for
 # containers and classes: any other value converts to its text (collections and
-# models to JSON).
+# models to JSON); then a ``str`` source, which parses into any of them or none.
 _RULES: tuple[_Rule, ...] = (
     _equal_or_any,
     _source_union,
@@ -319,6 +320,7 @@ _RULES: tuple[_Rule, ...] = (
     _none,
     _target_literal,
     _to_string,
+    _from_text,
     _to_mapping,
     _to_sequence,
     _to_model,
