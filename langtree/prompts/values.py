@@ -282,8 +282,7 @@ def _walk(value: object, containers: tuple[_Container, ...]) -> Iterator[object]
         yield item
         if isinstance(item, containers) and id(item) not in seen:
             seen.add(id(item))
-            inner = item.values() if isinstance(item, dict) else item
-            stack.extend(reversed(list(inner)))
+            stack.extend(reversed(item.values() if isinstance(item, dict) else item))
 
 
 def check_unicode(
