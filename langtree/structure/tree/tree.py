@@ -320,7 +320,7 @@ class _Builder:
             return field_shape(info.annotation)
         except ShapeError as error:
             message = f"Field {name!r} of {display_name(cls)!r} {error.verdict}: {error}"
-            self.diagnostics.append(_field_diagnostic(origin, message, error.hint))
+            self.diagnostics.append(_origin_diagnostic(origin, message, error.hint))
             return FieldShape(kind="leaf")
 
     def mark_unresolved(
@@ -343,7 +343,7 @@ class _Builder:
             partial = node_field.shape.node_class is not None
             problem = default_problem(owner, node_field.name, info, partial=partial)
             if problem is not None:
-                self.diagnostics.append(_field_diagnostic(node_field.origin, *problem))
+                self.diagnostics.append(_origin_diagnostic(node_field.origin, *problem))
 
     def incomplete(self) -> list[Diagnostic]:
         """A diagnostic for each class still incomplete when no field explains why."""
@@ -355,7 +355,7 @@ class _Builder:
             if name is not None:
                 origin = class_origins(cls)[None]
                 diagnostics.append(
-                    _field_diagnostic(
+                    _origin_diagnostic(
                         origin,
                         f"{display_name(cls)!r} refers to {name!r}, which is not defined",
                         _rebuild_hint(f"{name!r}", cls, "it"),
@@ -364,7 +364,8 @@ class _Builder:
         return diagnostics
 
 
-def _field_diagnostic(origin: Origin, message: str, hint: str) -> Diagnostic:
+def _origin_diagnostic(origin: Origin, message: str, hint: str) -> Diagnostic:
+    """An error where ``origin``'s text starts: its class, or its field."""
     return Diagnostic(
         severity="error",
         message=message,
@@ -384,7 +385,7 @@ def _unresolved_diagnostic(cls: type[TreeNode], found: Unresolved, origin: Origi
         f"Field {found.field_name!r} of {display_name(cls)!r} refers to {names}{inside}, "
         f"which {'are' if several else 'is'} not defined"
     )
-    return _field_diagnostic(
+    return _origin_diagnostic(
         origin, message, _rebuild_hint(names, found.owner, "them" if several else "it")
     )
 
@@ -420,11 +421,4 @@ def _cycle(classes: tuple[type[TreeNode], ...], tag: str, child: type[TreeNode])
 
 def node_diagnostic(node: Node, message: str, hint: str) -> Diagnostic:
     """An error at the class of ``node``."""
-    return Diagnostic(
-        severity="error",
-        message=message,
-        hint=hint,
-        class_name=node.origin.class_name,
-        file=node.origin.file,
-        line=node.origin.line,
-    )
+    return _origin_diagnostic(node.origin, message, hint)
