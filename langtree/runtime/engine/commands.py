@@ -156,7 +156,7 @@ def _reaches(flow: Flow, tag: str) -> bool:
         return True
     destination = flow.destination.node.tag
     # Above the node, a command may make its instances (an ``@each`` creating list
-    # elements) or change what its prompt shows; below it, it writes into its children.
+    # elements) or change what its prompt shows.
     return (
         destination == tag
         or tag.startswith(destination + ".")

@@ -117,9 +117,9 @@ async def execute(
     except ExecutionError as error:
         error.result = run.result(stopped=True)
         raise
-    # A cancellation (Ctrl-C, the caller's own) is no ExecutionError and must stay one: the
-    # partial result goes to the watch, for a synchronous caller's `RunInterrupted`, and the
-    # note tells an awaiting caller how far the run got.
+    # A cancellation (Ctrl-C, the caller's own) stays a cancellation: the partial result
+    # goes to the watch, for a synchronous caller's `RunInterrupted`, and the note tells an
+    # awaiting caller how far the run got.
     except asyncio.CancelledError as error:
         stopped = run.result(stopped=True)
         if watch is not None:
@@ -336,8 +336,8 @@ class _Run:
             records.resampled_values,
         )
         values = {computed.field_name: computed.value}
-        # Written before it is recorded and before the element-wise commands it feeds are
-        # carried out (`_finish_instance()`): those read the value from the run's state.
+        # Written before the element-wise commands it feeds are carried out
+        # (`_finish_instance()`): they read the value from the run's state.
         basis.state.write_generated(address, values)
         records.transform(
             TransformRecord(

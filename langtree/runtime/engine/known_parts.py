@@ -137,8 +137,8 @@ class KnownParts:
                 swapped = self.annotation(node, node_field)
                 if swapped is not node_field.annotation:
                     overrides[node_field.name] = (swapped, info)
-        # A subclass of the user's class, so that its validators check what the model writes,
-        # under its name, docstring and module, so that the model is shown the same class.
+        # A subclass of the user's class, so that its validators check what the model writes;
+        # with its name, docstring and module, so that the schema shows the user's class.
         variant = create_model(
             user_class.__name__,
             __base__=user_class,

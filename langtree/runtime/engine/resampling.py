@@ -117,7 +117,7 @@ async def sample(call: StepCall, prompt: StepPrompt, count: int) -> Samples:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     # In sample order, not in the order the calls returned: the aggregate (the first valid
-    # value, a tie of the mode) and the trace are the same in every run.
+    # value, a tie of the mode) and the attempts reported are the same in every run.
     ordered = [results[number] for number in sorted(results)]
     return Samples(
         valid=[result.output for result in ordered if result.output is not None],
