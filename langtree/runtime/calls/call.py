@@ -238,6 +238,8 @@ class StepCall:
         """
         base = self._messages(prompt)
         messages = base
+        # The node path in the metadata lets callbacks and the model's own run tell which
+        # node instance a call generates for; the run name is the chain run's in tracing.
         config: RunnableConfig = {
             "metadata": {NODE_PATH_KEY: prompt.node_path},
             "run_name": f"{prompt.node_path}: {', '.join(prompt.fields)}",
@@ -253,6 +255,8 @@ class StepCall:
         answers = _Answers.of(self, prompt, base, sample)
         while True:
             call = _Call(prompt=prompt, messages=messages, attempt=len(attempts) + 1, sample=sample)
+            # A recorded answer is used before any call: a run resumed from its journal sends
+            # only the calls the journal does not hold, and in the same order.
             tried = answers.replayed(self, call)
             if tried is None:
                 tried = await self._attempt(call, config, waited, answers)
@@ -261,6 +265,8 @@ class StepCall:
                 if self.context.observed:
                     await announce_replayed(prompt.node_path, valid=tried.output is not None)
             kind = tried.record.failure
+            # `_may_retry()` spends one retry of the kind's budget: it is asked only for a
+            # failure that may be retried at all.
             retrying = kind is not None and kind != "permanent" and self._may_retry(kind, spent)
             wait = self._retry_wait(kind, spent, tried.error) if retrying else None
             # The record says that the call now waits for its provider, before the wait.
@@ -305,6 +311,7 @@ class StepCall:
         return add_instructions(prompt.messages, self.binding.instructions)
 
     def _may_retry(self, kind: FailureKind, spent: dict[str, int]) -> bool:
+        # Counted before the comparison: a budget of n allows n retries after the first call.
         spent[kind] += 1
         budget = self.settings.max_retries
         if kind == "transient":
@@ -329,9 +336,13 @@ class StepCall:
         if wait.asked is None:
             await policy.sleep(wait.seconds)
             return wait.seconds
+        # The provider's pause is the model's, not this call's: every call to the model
+        # waits it out before taking a place (the cooldown), and the rate limit holds it too,
+        # so that calls already in their place, waiting for their turn, do not go out in it.
         self.cooldown.hold(wait.seconds, policy)
         if self.settings.rate_limit is not None:
             self.settings.rate_limit.hold(self.model, wait.seconds)
+        # Waited, and recorded, where every call of the model waits for the pause.
         return 0.0
 
     async def _attempt(
@@ -345,6 +356,8 @@ class StepCall:
             self.context.semaphore, self.settings.retry, call.prompt.node_path
         )
         try:
+            # Checked in the call's place, just before the call: a write that failed while it
+            # waited for the place stops it before it is paid for.
             answers.check_recordable(call.prompt)
             if self.settings.rate_limit is not None:
                 waited += await self.settings.rate_limit.acquire(self.model, call.prompt.tokens)
@@ -356,9 +369,13 @@ class StepCall:
 
     async def _call(self, call: _Call, config: RunnableConfig, waited: float) -> _Attempt:
         prompt, meter = call.prompt, self.context.meter
+        # Outside the ``try``: a limit the call would pass stops the run (a `RunLimitError`
+        # propagates), it is not a failure of the step to classify and retry.
         self._admit(prompt)
         started = time.perf_counter()
         try:
+            # Inside it: assets the model's profile refuses are this call's permanent
+            # failure, recorded in the trace as a provider's refusal would be.
             self._check_assets(prompt)
             reading = await self._ask(list(call.messages), config)
         except asyncio.CancelledError:
@@ -375,6 +392,7 @@ class StepCall:
             return self._raised(call, refused, time.perf_counter() - started, waited)
         latency = time.perf_counter() - started
         usage = reported_usage(reading.message)
+        # Settled as soon as the answer is in, valid or not: the tokens were spent either way.
         meter.settle(prompt.tokens, usage, answered=True)
         valid, problem = self._validate(reading)
         record = call.record(
@@ -458,6 +476,8 @@ class StepCall:
             return read_reply(self.binding, await self._unobserved(messages, config))
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
+        # A run id the caller set is the chain run's, and is taken out of the config: the
+        # model's own run under it must get an id of its own.
         run = await manager.on_chain_start(
             None, messages, name=config.get("run_name"), run_id=config.pop("run_id", None)
         )
@@ -471,6 +491,7 @@ class StepCall:
                     self.binding.runnable.ainvoke(messages, config=child), context, create_task=True
                 )
             reading = read_reply(self.binding, reply)
+        # A cancellation too: the chain run is closed as failed rather than left open.
         except BaseException as error:
             await run.on_chain_error(error)
             raise
@@ -541,6 +562,8 @@ class _Answers:
     def replayed(self, step: StepCall, call: _Call) -> _Attempt | None:
         """The next recorded answer as an attempt, or ``None`` when a call must be made
         (none is left, or a valid one no longer validates)."""
+        # ``given`` counts the answers used so far: once it reaches the chain recorded for
+        # this key, every further call is new.
         if self.source is None or self.given >= len(self.recorded):
             return None
         entry = self.recorded[self.given]
@@ -552,6 +575,8 @@ class _Answers:
                 output = step.output.model_validate_json(entry.output)
             except ValidationError:
                 return None
+        # Counted only here: a recorded answer the step's class now refuses is not replayed,
+        # and the call made for it instead is no replay.
         self.source.count_replayed()
         record = call.record(
             step.model,
@@ -577,6 +602,8 @@ class _Answers:
     async def keep(self, step: StepCall, tried: _Attempt) -> None:
         """Count an answer, and record it when a model gave it in this run."""
         record = tried.record
+        # A call that got no answer (a timeout, a refused connection) has nothing to keep,
+        # and is asked again anew by the next run.
         if not record.answered:
             return
         self.given += 1

@@ -52,6 +52,7 @@ class StructuredChatModel(BaseChatModel):
         Returns:
             The model with ``tools`` and ``tool_choice`` bound.
         """
+        # Converted once, here: `requested_output()` then reads one form whatever was bound.
         converted = [convert_to_openai_tool(tool) for tool in tools]
         return self.bind(tools=converted, tool_choice=tool_choice, **kwargs)
 
@@ -85,6 +86,8 @@ class StructuredChatModel(BaseChatModel):
         if method == "json_schema":
             json_schema = {"name": function["name"], "schema": parameters}
             response_format = {"type": "json_schema", "json_schema": json_schema}
+        # ``ls_structured_output_format`` as provider models bind it: tracers show the call
+        # as structured output, and `DirectCall` takes it out as ``agenerate`` does.
         bound = self.bind(
             response_format=response_format,
             ls_structured_output_format={"kwargs": {"method": method}, "schema": schema},
@@ -182,6 +185,7 @@ def chosen_tool(tools: object, choice: object) -> Mapping[str, Any] | None:
         convert_to_openai_tool(tool)["function"]
         for tool in (tools if isinstance(tools, list | tuple) else ())
     ]
+    # OpenAI's dict form of a choice names the tool as a plain name does.
     if isinstance(choice, Mapping):
         choice = choice.get("function", {}).get("name")
     if not functions or choice == "none":

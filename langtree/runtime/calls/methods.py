@@ -146,6 +146,8 @@ class DirectCall:
         if not isinstance(runnable, RunnableBinding) or not _keeps_ainvoke(type(runnable)):
             return None
         model = runnable.bound
+        # A binding with a config of its own merges it into each call: a direct call would
+        # leave it out.
         if runnable.config or runnable.config_factories or not isinstance(model, BaseChatModel):
             return None
         if not _plain_chat_model(type(model)):
@@ -176,6 +178,8 @@ class DirectCall:
         config = ensure_config(config)
         tags, metadata = config.get("tags", []), config.get("metadata", {})
         model = self.model
+        # As ``agenerate`` sets up the model's run: the model's own tags and metadata join
+        # the run's, but only the run's are handed down to its children.
         manager = AsyncCallbackManagerForLLMRun(
             run_id=config.pop("run_id", None) or uuid7(),
             handlers=[],
@@ -188,6 +192,7 @@ class DirectCall:
         result = await model._agenerate_with_cache(
             messages, stop=self.stop, run_manager=manager, **self.options
         )
+        # One list of messages asks for one generation.
         return result.generations[0].message
 
 
@@ -216,6 +221,8 @@ def bind_structured(
         ExecutionError: The model does not offer the method.
     """
     chosen = resolve_method(model, method)
+    # The tool's name as LangChain derives it from the schema: the name a reply's tool call
+    # must carry to be read as the answer.
     name: str = convert_to_openai_tool(dict(schema))["function"]["name"]
     runnable = _bound(model, schema, chosen)
     return StructuredBinding(
@@ -232,6 +239,7 @@ def resolve_method(model: Runnable[Any, Any], choice: MethodChoice) -> Method:
     if choice != "auto":
         return choice
     chat = primary_chat_model(model)
+    # No chat model known inside: only the prompt can carry the form of the answer.
     if chat is None:
         return "json_mode"
     default = _default_method(type(chat))
@@ -261,8 +269,12 @@ def _bound(model: Runnable[Any, Any], schema: Mapping[str, Any], method: Method)
     """``model`` bound to ``schema``, wrappers rebuilt around the bound model."""
     if isinstance(model, BaseChatModel):
         return _bind_chat_model(model, schema, method)
+    # A copy with only the bound model swapped keeps the wrapper's arguments, config and
+    # retries.
     if isinstance(model, RunnableBindingBase):
         return model.model_copy(update={"bound": _bound(model.bound, schema, method)})
+    # Every fallback with the first model's method: the answer is read one way (its tool
+    # name, its JSON instructions) whichever model gave it.
     if isinstance(model, RunnableWithFallbacks):
         return model.model_copy(
             update={
@@ -270,8 +282,10 @@ def _bound(model: Runnable[Any, Any], schema: Mapping[str, Any], method: Method)
                 "fallbacks": [_bound(fallback, schema, method) for fallback in model.fallbacks],
             }
         )
+    # Which model a configurable runnable is comes from each call's config only.
     if isinstance(model, DynamicRunnable):
         return _BoundPerCall(model, schema, method)
+    # A user's runnable binds nothing, and the prompt carries the form of the answer.
     if method == "json_mode":
         return model
     raise ExecutionError(
@@ -298,6 +312,8 @@ def _bind_chat_model(
                     "schema": dict(schema),
                 },
             )
+        # No ``bind_tools``: the model's ``with_structured_output`` may still call functions
+        # its own way.
         except NotImplementedError:
             pass
     try:
@@ -316,6 +332,8 @@ def _bind_chat_model(
             "  hint: choose another method; 'json_mode' works with every chat model: "
             "LLMProvider({'key': ModelConfig(model, method='json_mode')})"
         ) from error
+    # The bound model alone when it can be had, so that LangTree reads each answer once;
+    # a chain of another shape is called whole, and its dict read.
     return _raw_branch(chain) or chain
 
 
@@ -369,6 +387,7 @@ class _BoundPerCall(Runnable[LanguageModelInput, Any]):
 
 def _default_method(model_class: type[BaseChatModel]) -> Method | None:
     """The ``method`` a chat model class's ``with_structured_output`` defaults to."""
+    # Read from the signature, where each integration states its default.
     parameter = inspect.signature(model_class.with_structured_output).parameters.get("method")
     default = parameter.default if parameter is not None else None
     return default if default in get_args(Method) else None

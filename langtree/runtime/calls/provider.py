@@ -217,6 +217,8 @@ class LLMProvider:
         """
         key = self._key(name)
         model = self._models_of(key).get(key)
+        # Checked on every ``get``, built before or not: a check put in place after the
+        # model was built still stops a run that takes it.
         if _model_check is not None:
             _model_check(key, model)
         return model
@@ -264,6 +266,7 @@ class LLMProvider:
         if problems:
             raise StructureError(problems)
         every = dict.fromkeys(self._models.configs, model) if model is not None else {}
+        # The models named by key come last, so they win over the one for every key.
         given = {**every, **models}
         return self._overriding({key: self._replacing(key, value) for key, value in given.items()})
 
@@ -288,6 +291,8 @@ class LLMProvider:
     @contextmanager
     def _overriding(self, configs: Mapping[str, ModelConfig]) -> Iterator[None]:
         layer = _Override(provider=self, models=BuiltModels(configs))
+        # A new tuple, never one changed in place: a context copied before the block (a run
+        # started elsewhere) keeps the layers it had.
         token = _overrides.set((*_overrides.get(), layer))
         try:
             yield

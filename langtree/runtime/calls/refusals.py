@@ -61,8 +61,10 @@ def as_refusal(error: Exception, prompt: StepPrompt, model: str) -> Exception:
         prompt: The call's prompt.
         model: The provider's key of the model.
     """
+    # LangTree's own errors (the profile check before the call) name the assets already.
     if not prompt.assets or isinstance(error, LangTreeError) or not refuses_input(error):
         return error
+    # Each field and kind named once, in the order sent: a field may send several assets.
     sent = dict.fromkeys(
         f"{label!r}: {asset.kind}"
         for label, asset in zip(prompt.asset_fields, prompt.assets, strict=True)

@@ -64,6 +64,8 @@ class Reading:
 
 def read_reply(binding: StructuredBinding, reply: object) -> Reading:
     """The structured output in an answer, or why there is none."""
+    # A chain's dict has been parsed by the chain itself; text comes from a user's runnable
+    # in JSON mode; anything else but a message cannot hold an answer.
     if isinstance(reply, Mapping) and "raw" in reply:
         return _read_chain_output(binding, reply)
     if isinstance(reply, str):
@@ -81,6 +83,8 @@ def _read_chain_output(binding: StructuredBinding, reply: Mapping[str, Any]) -> 
     raw = reply["raw"]
     message = raw if isinstance(raw, AIMessage) else None
     arguments, problem = reply.get("parsed"), reply.get("parsing_error")
+    # The chain's parsers found nothing and said nothing (no tool call, an empty answer):
+    # the problem is named here, in the words the feedback to the model uses.
     if arguments is None and problem is None and message is not None:
         problem = no_tool_call(message.text) if binding.tool_name else NO_OUTPUT
     truncated = message is not None and _truncated(message)
@@ -115,6 +119,7 @@ def answered_by(message: AIMessage | None) -> str | None:
 
 
 def _has_tool_calls(reply: AIMessage) -> bool:
+    # A provider's tool calls that the message did not parse stay in ``additional_kwargs``.
     return bool(reply.tool_calls or reply.invalid_tool_calls) or (
         "tool_calls" in reply.additional_kwargs
     )
@@ -139,6 +144,7 @@ def _tool_arguments(reply: AIMessage, name: str) -> tuple[object, object]:
         return None, other_tools_called([call["name"] for call in reply.tool_calls], name)
     if "tool_calls" not in reply.additional_kwargs:
         return None, no_tool_call(reply.text)
+    # Parsed as ``with_structured_output`` would, so that its error is the problem reported.
     parser = JsonOutputKeyToolsParser(key_name=name, first_tool_only=True)
     try:
         return parser.parse_result([ChatGeneration(message=reply)]), None
@@ -194,6 +200,7 @@ def raw_text(reading: Reading) -> str:
         if isinstance(arguments, BaseModel):
             return arguments.model_dump_json()
         return repr(arguments)
+    # Non-ASCII kept as the model wrote it, and a value JSON cannot hold written as text.
     if raw.tool_calls:
         return json.dumps(raw.tool_calls[0]["args"], ensure_ascii=False, default=str)
     if raw.invalid_tool_calls:

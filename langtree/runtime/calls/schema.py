@@ -112,6 +112,7 @@ def schema_tokens(setup: PromptSetup) -> dict[str, PromptTokens]:
     counted: dict[str, PromptTokens] = {}
     for step in setup.plan.steps:
         node = setup.registry.get(step.node_tag)
+        # A transform sends no schema, and a step's schema is the same for all its instances.
         if step.transform is not None or node is None or step.id in counted:
             continue
         try:

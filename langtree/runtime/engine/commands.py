@@ -50,6 +50,7 @@ class CommandTracker(CommandReadiness):
     ) -> None:
         super().__init__(registry, flows, steps)
         self.log = log
+        # Which steps generate each field, to find the steps each command reads from.
         generators: dict[FieldKey, set[int]] = defaultdict(set)
         for position, keys in enumerate(self.step_writes):
             for key in keys:
@@ -58,12 +59,15 @@ class CommandTracker(CommandReadiness):
             {position for key in reads for position in generators.get(key, ())}
             for reads in self.reads
         ]
+        # A command waits for its blockers, and they for their producing steps: a command is
+        # only as ready as the commands that write what it reads.
         self.producers = [self._closure(index, direct) for index in range(len(self.flows))]
         self.required = [self._required(position, step) for position, step in enumerate(steps)]
         self.elements = ElementFlows(registry, self.flows, steps, self.producers, direct)
 
     def _closure(self, index: int, direct: list[set[int]]) -> set[int]:
         """The steps a command waits for, directly or through the commands blocking it."""
+        # A walk with a stack and a seen set: blockers may wait for each other in a cycle.
         seen, todo, steps = {index}, [index], set()
         while todo:
             current = todo.pop()
@@ -86,6 +90,8 @@ class CommandTracker(CommandReadiness):
         """Whether every command the step at ``position`` waits for has been carried out,
         or laid out element by element for a step whose instances wait per element."""
         waiting = self.required[position] & self.waiting
+        # A laid-out element-wise command holds the step back no longer: each of its
+        # instances waits for its own elements' producers instead (`InstanceWaits`).
         return not waiting - self.elements.early_for(position)
 
     def finish_step(self, position: int, state: RunState, config: TypeMappingConfig) -> None:
@@ -95,6 +101,7 @@ class CommandTracker(CommandReadiness):
             ExecutionError: A command's value does not fit its target (see
                 `apply_flow()`).
         """
+        # Settled first: what the step generates may be all that a command still waited for.
         self.settle(position)
         self.carry_out_ready(state, config)
 
@@ -115,6 +122,8 @@ class CommandTracker(CommandReadiness):
         """
         for index in self.elements.to_lay_out(self.waiting, self.blockers, fed_by=position):
             self._write_elements(state, index, config, self.elements.known_sources(index))
+        # After the lay-out: the destination elements exist before this instance's own
+        # values are written into them.
         for write in self.elements.fed_by(position, address, self.waiting):
             self._write_elements(state, write.index, config, write.assign, write.instances)
 
@@ -127,6 +136,8 @@ class CommandTracker(CommandReadiness):
         instances: tuple[Address, ...] = (),
     ) -> None:
         flow = self.flows[index]
+        # The provenance log records what this write changed by comparing before and after:
+        # only the destination instances when they are known, else the whole task written.
         before = self.log.snapshot(state, flow, instances)
         write_iterations(state, flow, config, assign)
         self.log.record_mapping(before, state, flow, instances)
@@ -140,9 +151,12 @@ class CommandTracker(CommandReadiness):
 
 def _reaches(flow: Flow, tag: str) -> bool:
     """Whether a command's destination is the node at ``tag``, above it, or below it."""
+    # A command to the external prompt (no destination node) may change any prompt.
     if flow.destination is None:
         return True
     destination = flow.destination.node.tag
+    # Above the node, a command may make its instances (an ``@each`` creating list
+    # elements) or change what its prompt shows.
     return (
         destination == tag
         or tag.startswith(destination + ".")

@@ -73,6 +73,8 @@ class ElementFlows:
         self.flows = flows
         self.writes = [step_writes(registry, step) for step in steps]
         produced = {key for keys in self.writes for key in keys}
+        # Only the commands that are element-wise (some levels) are kept here; the others
+        # wait for whole steps, as in the dry run.
         self.levels = {
             index: levels
             for index, flow in enumerate(flows)
@@ -85,6 +87,8 @@ class ElementFlows:
         self.produced = produced
         self.laid_out: set[int] = set()
         self._early = [self._early_flows(step, steps, producers) for step in steps]
+        # Per step, the element-wise commands that read what it generates itself: each of
+        # its instances that finishes writes into them.
         self._fed: dict[int, list[int]] = {}
         for index in self.levels:
             for position in direct[index]:
@@ -96,6 +100,8 @@ class ElementFlows:
         """The element-wise commands ``step`` needs only element by element: every step
         they wait for is one the step's instances wait for per element."""
         per_element = {wait.step_id for wait in step.element_waits}
+        # A command with no producing step has nothing to write element by element: it is
+        # carried out whole before the step, as any other command.
         return {
             index
             for index in self.levels
@@ -117,11 +123,13 @@ class ElementFlows:
             for index in self._fed.get(fed_by, ())
             if index in waiting and index not in self.laid_out and not blockers[index] & waiting
         ]
+        # Marked at once: each command is laid out once, by the first instance that feeds it.
         self.laid_out.update(ready)
         return ready
 
     def known_sources(self, index: int) -> Assign:
         """Writes the mappings whose sources no step produces, for every iteration."""
+        # Mappings are told apart by identity: two mappings of one command may be equal.
         known = {
             id(mapping_flow)
             for mapping_flow, keys in self.sources[index]
@@ -141,6 +149,8 @@ class ElementFlows:
                 for mapping_flow, keys in self.sources[index]
                 if keys & self.writes[position]
             }
+            # The instance's own iterations: those whose indices start with the instance's
+            # on the command's element levels (all of them for an instance above those).
             if fed:
                 prefix = address.indices[: self.levels[index]]
                 yield ElementWrite(
@@ -151,6 +161,8 @@ class ElementFlows:
 
     def _instances(self, index: int, fed: set[int], prefix: _Indices) -> tuple[Address, ...]:
         """The destination instances a write for ``prefix`` changes (none: not told)."""
+        # An instance above the element levels feeds many elements at once: the instances
+        # that change are not told, and the provenance log compares the whole task.
         if len(prefix) < self.levels[index]:
             return ()
         return tuple(

@@ -111,10 +111,15 @@ async def execute(
     try:
         with run.records.span(list(setup.tasks)):
             await run.within_deadline()
+        # Only once every step is done: a write to the journal or cache that failed in the
+        # background stops the run here, with everything it had finished in the error.
         run.calls.check_files()
     except ExecutionError as error:
         error.result = run.result(stopped=True)
         raise
+    # A cancellation (Ctrl-C, the caller's own) stays a cancellation: the partial result
+    # goes to the watch, for a synchronous caller's `RunInterrupted`, and the note tells an
+    # awaiting caller how far the run got.
     except asyncio.CancelledError as error:
         stopped = run.result(stopped=True)
         if watch is not None:
@@ -125,6 +130,8 @@ async def execute(
             f"{finished} of them with a usable answer"
         )
         raise
+    # However the run ends, its own journal and cache are closed, their last answers
+    # committed: the calls already paid for are replayed by the next run.
     finally:
         run.calls.close_files()
     return run.result(stopped=False)
@@ -162,14 +169,19 @@ class _Run:
                 failed, or the journal or cache cannot be opened.
             StructureError: A step's model or schema cannot be had (see `execute()`).
         """
+        # Settings first: one out of range fails before any value is read or model built.
         setup.settings.check()
         prompts = setup.prompts
         state = RunState.start(
             prompts.registry, prompts.inputs, on_missing=setup.on_error, split=prompts.split()
         )
         records = RunRecords.start(prompts.registry, events)
+        # The inputs and defaults are the provenance log's first records: every later write
+        # is told apart from what the caller gave.
         records.log.record_start(state, prompts.inputs)
         builder = prompts.builder(state)
+        # The checks come before the models are bound and the journal and cache opened: a
+        # run refused here has opened no file and bound no schema.
         check_before_calls(prompts, builder, provider)
         basis = RunBasis.start(setup, state, builder)
         return cls(
@@ -220,6 +232,8 @@ class _Run:
         # The commands that read only what the inputs hold are carried out before any
         # step opens, as the dry run does before its first step.
         schedule.commands.carry_out_ready(self.basis.state, self.basis.prompts.config)
+        # The first limit reached (or journal write failed) is kept until nothing runs: no
+        # instance starts after it, and the calls in flight finish and keep their values.
         limit: RunLimitError | JournalWriteError | None = None
         try:
             while True:
@@ -230,6 +244,10 @@ class _Run:
                         raise limit
                     if not schedule.closed:
                         break
+                    # Nothing runs and nothing may start, yet steps are closed: they wait for
+                    # commands that wait for each other and can never be carried out. The
+                    # earliest such step in plan order opens without them, as the dry run
+                    # reaches it; what it finishes may let the other steps open as usual.
                     waits = schedule.waits
                     fallback = [p for p in schedule.closed if waits.deps_finished(p)]
                     assert fallback, "the plan's steps depend only on earlier steps"
@@ -240,8 +258,13 @@ class _Run:
                         self._outcome(task, instance)
                     except (RunLimitError, JournalWriteError) as error:
                         limit = limit or error
+                    # After `_outcome()`: a failed instance is marked broken before it is
+                    # finished, so the dependents it wakes find the mark and are skipped.
+                    # Finished even when it failed, or its dependents would wait forever.
                     schedule.waits.finish(instance.position, instance.address)
                 self._settle()
+        # Whatever ends the loop (a failure, the deadline, a cancellation), no call outlives
+        # the run: the instances in flight are cancelled and awaited, their errors retrieved.
         finally:
             for task in schedule.running:
                 task.cancel()
@@ -259,6 +282,9 @@ class _Run:
         waits = schedule.waits
         steps = self.basis.steps
         starting: list[StepInstance] = []
+        # Opening steps, skipping instances and computing transforms each finish instances
+        # without a call, which may carry out commands and open further steps: the pass is
+        # repeated until it releases nothing.
         while True:
             self._open(
                 [p for p in schedule.closed if schedule.commands.ready_for(p) and waits.created(p)]
@@ -270,6 +296,9 @@ class _Run:
                 instance = StepInstance(position=position, address=address)
                 step = steps[position]
                 because = waits.broken_dependency(position, address)
+                # Each branch but the last finishes the instance at once, so that what waits
+                # for it is released in the same pass (a skipped one is marked broken first,
+                # so its dependents are skipped in turn, naming the same failure).
                 if because is not None:
                     self._skip(instance, because)
                     waits.finish(position, address)
@@ -281,6 +310,8 @@ class _Run:
                 else:
                     starting.append(instance)
             self._settle()
+        # Each prompt is built as its instance starts, from the values it waits for (all of
+        # them known now), before any other call can write: the messages the dry run shows.
         for instance in starting:
             prompt = self.basis.builder.build(steps[instance.position], instance.address)
             task = asyncio.create_task(self._instance(instance.position, instance.address, prompt))
@@ -305,6 +336,8 @@ class _Run:
             records.resampled_values,
         )
         values = {computed.field_name: computed.value}
+        # Written before the element-wise commands it feeds are carried out
+        # (`_finish_instance()`): they read the value from the run's state.
         basis.state.write_generated(address, values)
         records.transform(
             TransformRecord(
@@ -325,6 +358,8 @@ class _Run:
         error = task.exception()
         if error is None:
             return
+        # Only a step's own failure lets the run go on; a limit, a journal write, a command's
+        # data or a bug stops it whatever ``on_error`` says.
         if self.basis.setup.on_error == "continue" and isinstance(error, StepFailedError):
             self.records.failure(error)
             because = f"{error.step_id} at {error.node_path}"
@@ -337,6 +372,8 @@ class _Run:
         node_path = instance_text(self.basis.prompts.registry, instance.address)
         skipped = SkippedInstance(step_id=step.id, node_path=node_path, because=because)
         self.records.skipped.append(skipped)
+        # Marked with the failure that caused the skip, not with this instance: every
+        # instance skipped behind it names the instance that really failed.
         self.schedule.waits.mark_broken(instance.position, instance.address, because)
 
     def _open(self, positions: list[int]) -> None:
@@ -345,6 +382,7 @@ class _Run:
             self.schedule.closed.remove(position)
             instances = self.basis.state.instances(self.basis.steps[position].node_tag)
             self.schedule.waits.open(position, instances)
+        # A step without instances finishes as it opens, which may make commands ready.
         self._settle()
 
     def _settle(self) -> None:
@@ -362,6 +400,7 @@ class _Run:
 
     def _due(self, step: PlanStep, address: Address) -> bool:
         """Whether the instance exists and lacks some of the step's fields."""
+        # An index of ``None`` stands for list elements not known yet: nothing to call for.
         if None in address.indices:
             return False
         values = self.basis.state.instance(address)
@@ -386,8 +425,12 @@ class _Run:
             parsed, attempts = generated.output, generated.attempts
         written = self._write(address, parsed)
         self._finish_instance(position, address)
+        # Nothing written: the instance is gone, or every field was written while the call
+        # was in flight; no provenance record or event then claims the model's values.
         if written:
             last = attempts[-1] if attempts else None
+            # A resampled instance counts every call of its samples; otherwise the attempt
+            # that gave the output. Replayed only when every usable answer came from a file.
             self.records.log.record_step(
                 address,
                 written,
@@ -410,6 +453,8 @@ class _Run:
                 valid output.
         """
         if samples.fatal is not None or not samples.valid:
+            # The sample whose permanent error ended the others names the failure; without
+            # one, the last sample in sample order does, as a single call's last attempt would.
             number = samples.fatal if samples.fatal is not None else max(samples.failed)
             last = samples.failed[number]
             whole = Generated(
@@ -421,6 +466,7 @@ class _Run:
             raise _failure(prompt, whole, sample=samples.fatal, samples=step.resample)
         settings = self.basis.prompts.analysis.settings.get(step.node_tag)
         combined = aggregate(samples.valid, step.fields, settings.aggregations if settings else {})
+        # Kept by instance path: `json_view()` puts each number right after its field.
         for name, value in combined.resampled_values.items():
             self.records.resampled_values[(prompt.node_path, name)] = value
         return combined.output, tuple(samples.attempts)
@@ -435,11 +481,16 @@ class _Run:
         values = to_plain(parsed)
         assert isinstance(values, dict)
         current = state.instance(address) or {}
+        # A field the instance holds already keeps its value over the model's: one the
+        # caller gave (a step asks for all its fields even when some are given), or one a
+        # command wrote while the call was in flight.
         fresh = {name: value for name, value in values.items() if name not in current}
         if state.instance(address) is None:
             return {}
         node = self.basis.prompts.registry.get(address.tag)
         assert node is not None
+        # Before the write: what the model put into fields left to split steps or known
+        # already is dropped, and the known defaults stand again.
         self.basis.parts.fill(node, fresh)
         state.write_generated(address, fresh)
         return fresh
@@ -451,6 +502,7 @@ class _Run:
             ExecutionError: The run finished, no step failed, and a task does not
                 validate (e.g. a validator of the class).
         """
+        # Closed first, so that the reports count the last answers committed.
         self.calls.close_files()
         files = self.calls.reported_files()
         records = self.records

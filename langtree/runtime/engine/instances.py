@@ -67,6 +67,8 @@ class Schedule:
     def start(self, task: asyncio.Task[None], instance: StepInstance) -> None:
         """Keep a started instance's task until it finishes."""
         self.running[task] = instance
+        # The callback runs on the loop once the task is done, even when it was cancelled
+        # or raised: every started task is handed back by `finished()` exactly once.
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
@@ -82,6 +84,9 @@ class Schedule:
         keeps thousands of tasks waiting for a place of ``max_concurrency``.
         """
         await self.wake.wait()
+        # No await between clearing the event and taking the list: every task that finished
+        # before is in ``done``, and one that finishes after sets the event again, so no
+        # wake-up is lost and none is spurious.
         self.wake.clear()
         finished = [(task, self.running.pop(task)) for task in self.done]
         self.done.clear()

@@ -75,6 +75,8 @@ def add_resampled_values(data: object, path: str, resampled: ResampledValues) ->
     for (node_path, name), number in resampled.items():
         target = _located(data, path, node_path)
         if isinstance(target, dict) and name in target:
+            # A dict cannot insert in the middle: it is refilled in place, as it stands
+            # inside the data, with the number right after its field.
             items = list(target.items())
             at = [key for key, _ in items].index(name) + 1
             items.insert(at, (f"{name}_resampled_value", number))
@@ -90,6 +92,8 @@ def _located(data: object, path: str, node_path: str) -> object:
     current = data
     at = 0
     for step in _STEP.finditer(rest):
+        # Every character must belong to a step: a gap means the paths only share the start
+        # of a name (``task.shop`` and ``task.shopping``).
         if step.start() != at:
             return None
         at = step.end()

@@ -51,6 +51,8 @@ class KnownParts:
         self.registry = registry
         self.known = known
         self.split = split or {}
+        # One variant per node, built once and shared by every step that generates the node
+        # whole and every variant that nests it, rather than a class of their own each.
         self._variants: dict[str, type[BaseModel]] = {}
         self._holds_known: dict[str, bool] = {}
 
@@ -74,6 +76,7 @@ class KnownParts:
                     self._fill_element(child, element)
 
     def _fill_element(self, top: Node, values: dict[str, object]) -> None:
+        # A stack rather than recursion: the values a model generates may nest deep.
         pending = [(top, values)]
         while pending:
             node, node_values = pending.pop()
@@ -85,6 +88,7 @@ class KnownParts:
                     continue
                 found = elements(node_values.get(node_field.name), node_field.shape.list_depth)
                 pending += [(child, item) for _, item in found if isinstance(item, dict)]
+        # After the drop: a known default stands again where the model wrote something.
         fill_defaults(self.registry, top, values)
 
     def _left_out(self, node: Node) -> set[str]:
@@ -129,9 +133,12 @@ class KnownParts:
             if node_field.name in known:
                 overrides[node_field.name] = (_OUT_OF_SCHEMA, _placeholder(info, node_field))
             else:
+                # Nested classes with left-out fields of their own get their variants too.
                 swapped = self.annotation(node, node_field)
                 if swapped is not node_field.annotation:
                     overrides[node_field.name] = (swapped, info)
+        # A subclass of the user's class, so that its validators check what the model writes;
+        # with its name, docstring and module, so that the schema shows the user's class.
         variant = create_model(
             user_class.__name__,
             __base__=user_class,
@@ -149,6 +156,8 @@ _OUT_OF_SCHEMA = Annotated[Any, SkipJsonSchema()]
 def _placeholder(info: FieldInfo, node_field: NodeField) -> Any:
     """A known field's stand-in: its default when it has one (validators see the real
     value), else ``None`` until the broadcast writes it."""
+    # A factory: a default factory is called anew, and a mutable default copied, for each
+    # element, as pydantic does for the user's class.
     if node_field.has_known_default:
         return Field(default_factory=lambda: info.get_default(call_default_factory=True))
     return Field(default=None)
@@ -161,6 +170,7 @@ def _swapped(annotation: object, old: type, new: type) -> object:
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is None or not args:
         return annotation
+    # The metadata (constraints, descriptions) stays on the swapped class.
     if origin is Annotated:
         return Annotated[_swapped(args[0], old, new), *annotation.__metadata__]  # type: ignore[attr-defined]
     swapped = tuple(_swapped(arg, old, new) for arg in args)

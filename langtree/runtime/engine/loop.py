@@ -60,6 +60,7 @@ class _LoopThread:
     thread: threading.Thread
 
 
+# Guards ``_current``: two threads that start their first run at once must share one loop.
 _lock = threading.Lock()
 _current: _LoopThread | None = None
 
@@ -88,6 +89,8 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
     on serving every other run.
     """
     asyncio.set_event_loop(loop)
+    # ``run_forever`` returns only when the loop is stopped (at exit); a KeyboardInterrupt or
+    # SystemExit that a task raised escapes it instead, and the loop is run again.
     while True:
         with contextlib.suppress(KeyboardInterrupt, SystemExit):
             loop.run_forever()
@@ -101,6 +104,8 @@ def _shutdown() -> None:
     daemon, so exit never waits for it.
     """
     global _current
+    # Taken out under the lock, then waited for without it: a run starting meanwhile gets
+    # a loop of its own instead of the one being shut down.
     with _lock:
         current, _current = _current, None
     if current is None or not current.thread.is_alive():
@@ -110,6 +115,7 @@ def _shutdown() -> None:
         cancelling.result(timeout=_STOP_SECONDS + _POLL_SECONDS)
     current.loop.call_soon_threadsafe(current.loop.stop)
     current.thread.join(timeout=_STOP_SECONDS)
+    # Closing a loop that still runs raises: a loop whose thread did not stop stays open.
     if not current.thread.is_alive():
         current.loop.close()
 
@@ -120,6 +126,7 @@ async def _cancel_all() -> None:
         task.cancel()
     if tasks:
         await asyncio.wait(tasks, timeout=_STOP_SECONDS)
+    # Streams a caller left open run their ``finally`` blocks while the loop still runs.
     await asyncio.get_running_loop().shutdown_asyncgens()
 
 
@@ -159,6 +166,8 @@ def run_sync(start: Callable[[], Awaitable[_T]]) -> _T:
         try:
             while not remote.wait(_POLL_SECONDS):
                 continue
+        # Left with the task unfinished only when the wait was interrupted: the task is
+        # cancelled so that no further model call starts, and given a moment to stop.
         finally:
             if not remote.finished:
                 remote.cancel()
@@ -217,6 +226,9 @@ async def run_async(start: Callable[[], Awaitable[_T]]) -> _T:
         return await start()
     remote = _Remote(home.loop, start)
     waiting = asyncio.wrap_future(remote.future)
+    # Shielded: cancelling the wrapped future would not reach the task on LangTree's loop.
+    # The caller's cancellation cancels that task through its own loop instead, and waits
+    # for it, so that the notes it adds can be passed on.
     try:
         return await asyncio.shield(waiting)
     except asyncio.CancelledError as error:
@@ -285,6 +297,8 @@ class _Advancing(Generic[_T]):
         return self.task is not None and _is_langtree_loop(self.task.get_loop())
 
     async def next(self) -> object:
+        # Kept before the generator is advanced: ``close`` must find the step even when
+        # Ctrl-C interrupts ``run_sync`` while it runs.
         self.task = asyncio.current_task()
         return await anext(self.items, _END)
 
@@ -317,6 +331,8 @@ class _Remote(Generic[_T]):
         self._woken: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._loop = loop
         self._task: asyncio.Task[_T] | None = None
+        # The context is copied here, on the caller's thread: LangChain's callbacks and the
+        # provider's ``override()`` blocks travel in it to the task on LangTree's loop.
         loop.call_soon_threadsafe(self._begin, start, contextvars.copy_context())
 
     def wait(self, timeout: float) -> bool:
@@ -356,5 +372,6 @@ class _Remote(Generic[_T]):
             self.future.set_exception(error)
         else:
             self.future.set_result(task.result())
+        # In this order: a thread that sees ``finished`` (or is woken) finds the outcome set.
         self.finished = True
         self._woken.put(None)

@@ -71,6 +71,8 @@ def run_result(
             validated[tag] = task_class.model_validate(state.roots[tag])
         except ValidationError as error:
             details = _details(error, [m for m in state.missing if m.task == tag])
+            # After failures or an early stop, invalid values are expected: they are reported
+            # in ``invalid``, not raised, so that the caller still gets the partial result.
             if errors or stopped:
                 invalid[tag] = _why_invalid(task_class, details, errors, skipped, stopped=stopped)
                 continue
@@ -97,6 +99,8 @@ def run_result(
         cache=cache,
         plan=plan,
     )
+    # Raised only once every task is validated, so that the result the error carries says
+    # why each task does not validate.
     if failures:
         failures[0].result = result
         raise failures[0]

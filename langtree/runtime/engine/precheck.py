@@ -94,6 +94,8 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
         StructureError: A step would send a model an asset of a kind its profile says it
             lacks, or a step's model key is not in the provider.
     """
+    # A state of its own, not the run's: the replay writes the commands' values and marks
+    # fields pending, and the run starts again from the inputs.
     state = RunState.start(setup.registry, setup.inputs)
     variables = _VariableScan(setup, state)
     support = _AssetSupport.start(setup, state, lambda key: model_profile(provider.get(key)))
@@ -104,6 +106,7 @@ def check_before_calls(setup: PromptSetup, builder: PromptBuilder, provider: LLM
         variables.scan(step)
         if support is not None:
             support.check(step, address, step.model or default)
+    # Reported by the run's builder, in the words the assembly of a prompt would use.
     builder.missing = variables.missing
     builder.check_missing()
     check_given_assets(setup.registry, state)
@@ -130,10 +133,13 @@ def check_asset_support(
         StructureError: Naming each asset field, the kind and the model.
     """
 
+    # Only a model given built is looked at: a factory or a provider string would have to
+    # be built (and may need an API key) just to be checked.
     def profile(key: str) -> Mapping[str, object] | None:
         source = provider.config(key).model
         return model_profile(source) if isinstance(source, Runnable) else None
 
+    # Planning the run is the costly part: it is done only when some model may refuse.
     if not _holds_assets(registry, {}) or not any(
         lacked_inputs(profile(key)) for key in provider.list_models()
     ):
@@ -166,11 +172,14 @@ class _VariableScan:
 
     def scan(self, step: PlanStep) -> None:
         """Scan the root texts of ``step``'s prompts (once per step)."""
+        # The texts scanned are the step's, the same for each of its instances.
         if step.id in self.scanned:
             return
         self.scanned.add(step.id)
         root = self.registry.path(step.node_tag)[0]
         sent = self.prompt_names.get(root.tag, set())
+        # Read when the dry run reaches the step: an ``@all->prompt.external`` command carried
+        # out only later supplies nothing to the prompts of the steps before it.
         supplied = (
             sent
             | {node_field.name for node_field in root.fields}
@@ -189,6 +198,8 @@ def _root_texts(registry: NodeRegistry, step: PlanStep) -> list[str]:
     path = registry.path(step.node_tag)
     root = path[0]
     texts = [root.text]
+    # A step of the root shows the descriptions of the fields it generates; a step below
+    # shows, at the root's level, only the field that leads down to its node.
     names = step.fields if len(path) == 1 else (path[1].field_name or "",)
     for name in names:
         node_field = root.field(name)
@@ -245,6 +256,7 @@ class _AssetSupport:
 
     def check(self, step: PlanStep, address: Address, model: str) -> None:
         """Note each asset of the instance's prompt that ``model`` cannot read."""
+        # Each model's profile is looked up once: getting it may build the model.
         if model not in self.profiles:
             self.profiles[model] = self.profile(model)
         profile = self.profiles[model]
@@ -255,6 +267,8 @@ class _AssetSupport:
             if key is None:
                 continue
             source = self.builder.asset_source(asset)
+            # One refusal per asset field, model and kind, listing every step that would send
+            # it, so that the error names each field once however many instances it has.
             refusal = self.refusals.setdefault(
                 (source.label, model, key), _Refusal(source=source, model=model, key=key)
             )

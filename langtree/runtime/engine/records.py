@@ -73,6 +73,8 @@ class RunRecords:
 
     def call(self, record: TraceRecord) -> None:
         """Record a model call as soon as it returns."""
+        # As it returns, not when its instance finishes: a run stopped early still lists
+        # every call it paid for, failed retries and samples included.
         self.trace.append(record)
         if self.otel is not None:
             self.otel.call(record)
@@ -97,6 +99,7 @@ class RunRecords:
         roots: Mapping[str, Mapping[str, object]],
     ) -> None:
         """Tell that an instance wrote ``values`` (``roots``: every root task's values)."""
+        # The views copy every root task's values: they are made only for a listener.
         if self.events is None:
             return
         node_path = instance_text(self.registry, address)

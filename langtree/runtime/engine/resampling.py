@@ -85,6 +85,8 @@ async def sample(call: StepCall, prompt: StepPrompt, count: int) -> Samples:
     out of the aggregate. A usage limit that a sample reaches lets the samples in flight
     finish (they are paid for), then propagates.
     """
+    # Every sample starts at once; each then waits for its own place under
+    # ``max_concurrency``, as any other call does.
     tasks = {
         asyncio.create_task(call.generate(prompt, sample=number)): number
         for number in range(1, count + 1)
@@ -99,6 +101,8 @@ async def sample(call: StepCall, prompt: StepPrompt, count: int) -> Samples:
             for task in done:
                 try:
                     results[tasks[task]] = task.result()
+                # The limit is kept until the loop ends: the samples in flight hold their
+                # places already and are paid for, so they finish first.
                 except RunLimitError as error:
                     limit = limit or error
                     continue
@@ -106,10 +110,14 @@ async def sample(call: StepCall, prompt: StepPrompt, count: int) -> Samples:
                     fatal = tasks[task]
         if limit is not None:
             raise limit
+    # Whatever ends the wait (a permanent failure, a limit, the instance's cancellation), no
+    # sample outlives it; cancelling a finished task does nothing.
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+    # In sample order, not in the order the calls returned: the aggregate (the first valid
+    # value, a tie of the mode) and the attempts reported are the same in every run.
     ordered = [results[number] for number in sorted(results)]
     return Samples(
         valid=[result.output for result in ordered if result.output is not None],
@@ -154,6 +162,8 @@ def aggregate(
             number = _NUMERIC[function]([_numeric(member) for member in members])
             update[name] = nearest_member(type(members[0]), number)
             numbers[name] = number
+        # An Enum field without a function takes the mode only when every sample holds a
+        # member; an optional one left ``None`` by some samples keeps the first value.
         elif members and (function == "mode" or len(members) == len(values)):
             update[name] = _mode(members)
         else:
@@ -177,6 +187,7 @@ def nearest_member(enum: type[Enum], number: float) -> Enum:
 
 def _numeric(member: Enum) -> float:
     value = member.value
+    # ``bool`` is an ``int``, but a member valued ``True`` has no number to average.
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{member!r} has no numeric value")
     return float(value)

@@ -66,6 +66,8 @@ class RunCalls:
                 to build its schema.
         """
         calls = SharedCalls.start(basis.setup.settings, provider) if shared is None else shared
+        # A dataset's rows share the cap on calls in flight and the usage meter, so that
+        # ``max_concurrency`` and the limits hold across the whole dataset.
         context = CallContext(
             semaphore=calls.semaphore,
             meter=calls.meter,
@@ -73,6 +75,8 @@ class RunCalls:
             rng=random.Random(),
             observed=_observed(),
         )
+        # Every step is bound before the first call: a model or schema that cannot be had
+        # stops the run before anything is paid for.
         steps = tuple(
             _step_call(basis, step, provider, calls, context, records)
             if step.transform is None
@@ -147,6 +151,7 @@ def _step_call(
         cooldown=shared.cooldowns.setdefault(key, Cooldown()),
         context=context,
         answer_files=files,
+        # Only a journal or cache keys answers by it, and it hashes the model and schema.
         identity=step_identity(key, model, schema, config.method) if files else "",
         profile=model_profile(model),
     )

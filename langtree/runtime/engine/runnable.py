@@ -54,6 +54,8 @@ def run_runnable(start: StartRun, *, name: str = DEFAULT_NAME) -> Runnable[RunIn
         var_child_runnable_config.set(config)
         return await start(inputs, watch)
 
+    # Synchronous callers get `RunInterrupted` with the partial result on Ctrl-C, through
+    # a watch; an awaiting caller is cancelled instead, and needs none.
     def invoke(inputs: object, config: RunnableConfig) -> RunResult:
         return run_interruptible(lambda watch: traced(inputs, config, watch))
 

@@ -76,6 +76,8 @@ class RunBasis:
     @classmethod
     def start(cls, setup: RunSetup, state: RunState, builder: PromptBuilder) -> RunBasis:
         """The basis of a run from its set-up, its values and its prompt builder."""
+        # The same known and split fields the builder's prompts leave out, so that the schema
+        # a model is shown agrees with the prompt it is sent.
         parts = KnownParts(setup.prompts.registry, builder.known, builder.split)
         return cls(setup=setup, state=state, builder=builder, parts=parts)
 
@@ -111,6 +113,8 @@ def run_interruptible(start: Callable[[RunWatch], Awaitable[RunResult]]) -> RunR
     try:
         return run_sync(lambda: start(watch))
     except KeyboardInterrupt:
+        # No partial result: the run had not started its steps when it was cancelled (or
+        # had already ended), and the interrupt goes on as it is.
         if watch.result is None:
             raise
         raise RunInterrupted(watch.result) from None

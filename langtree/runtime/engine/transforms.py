@@ -75,12 +75,16 @@ def compute(
     names = _values(transform, address, state, where, resampled)
     try:
         value = compiled(transform.expression)(**names)
+        # Made a list inside the ``try``: a lazy filter runs the expression as it is
+        # consumed, and may raise only then.
         if _lazy(value):
             value = list(value)
     # The expression is the user's code: whatever it raises (a missing key, a division by
     # zero, a sandbox refusal) is reported as this field's failure.
     except Exception as error:
         raise _error(transform, where, f"{type(error).__name__}: {error}") from error
+    # Jinja2 gives ``Undefined`` for a missing name or key instead of raising: left in, it
+    # would pass as an empty value, far from the expression that made it.
     undefined = _undefined_at(value)
     if undefined is not None:
         what = f"item {undefined} of its value" if undefined else "its value"
@@ -108,6 +112,8 @@ def _values(
         key = state.registry.field_above(node, name)
         if key is None:
             continue
+        # The node holding the field is the instance's own or an ancestor: walking up the
+        # instances finds the one in this instance's branch.
         holder: Address | None = address
         while holder is not None and holder.tag != key.node_tag:
             holder = state.parent(holder)
@@ -147,4 +153,5 @@ def _error(transform: Transform, where: str, why: str) -> ExecutionError:
         f"transform() of {transform.location!r} failed at {where}: {why}",
         hint=f"check the expression {transform.expression!r} against the values at {where}",
     )
+    # An ExecutionError's text carries no severity; the rendered diagnostic starts with one.
     return ExecutionError(diagnostic.render().removeprefix("error: "))

@@ -30,6 +30,8 @@ from langtree.structure.tree.registry import NodeRegistry
 
 __all__ = ["InstanceWaits", "Need", "shared_levels"]
 
+# An instance by its step's position and its address; a branch by the first indices of an
+# address (an index of ``None`` stands for elements not known yet, as in `Address`).
 _Instance = tuple[int, Address]
 _Prefix = tuple[int | None, ...]
 
@@ -48,6 +50,8 @@ def shared_levels(registry: NodeRegistry, first: str, second: str) -> int:
     """The list levels above and at the deepest node that the nodes ``first`` and
     ``second`` both lie under (0 when they are in different tasks)."""
     levels = 0
+    # Both paths start at a root task: the first node they differ on ends the shared
+    # branch, and each shared node's list depth adds the indices the two instances share.
     for one, other in zip(registry.path(first), registry.path(second), strict=False):
         if one.tag != other.tag:
             break
@@ -74,6 +78,8 @@ def _transitive_needs(registry: NodeRegistry, steps: Sequence[PlanStep]) -> list
     instances when some link does (``partial``) on every chain to it.
     """
     position_of = {step.id: position for position, step in enumerate(steps)}
+    # Built in plan order: a step depends only on earlier ones, so the closure of each of
+    # its prerequisites is complete when the step is reached.
     closure: list[dict[int, Need]] = []
     for step in steps:
         found: dict[int, Need] = {}
@@ -93,6 +99,8 @@ def _transitive_needs(registry: NodeRegistry, steps: Sequence[PlanStep]) -> list
                 known = found.get(further.step)
                 found[further.step] = chained if known is None else _both(known, chained)
         closure.append(found)
+    # Sorted by position: `broken_dependency()` then names the earliest failed step in plan
+    # order, the same in every run whichever order the chains were found in.
     return [[found[dep] for dep in sorted(found)] for found in closure]
 
 
@@ -118,19 +126,31 @@ class InstanceWaits:
         self.creators = [
             None if step.creator is None else position_of[step.creator] for step in steps
         ]
+        # For each step, the numbers of index levels its dependents match it on: its
+        # unfinished instances are counted by prefix of each of these lengths, and only these.
         self.levels: dict[int, set[int]] = defaultdict(set)
         for needs in self.needs:
             for need in needs:
                 self.levels[need.step].add(need.levels)
         self.opened: set[int] = set()
         self.finished: set[int] = set()
+        # Per opened step, its instances not finished yet: at zero the step is finished.
         self._left: dict[int, int] = {}
+        # Per (step, levels), the unfinished instances of each branch: a dependent in that
+        # branch may start once its count is zero.
         self._unfinished: dict[tuple[int, int], Counter[_Prefix]] = {}
+        # The instances to wake when the count of (step, levels, prefix) reaches zero.
         self._waiters: dict[tuple[int, int, _Prefix], list[_Instance]] = defaultdict(list)
+        # Per step not opened yet, the instances (of steps opened before it) that wait for
+        # it, and on how many levels: they wait on its counts once it opens.
         self._before_open: dict[int, list[tuple[_Instance, int]]] = defaultdict(list)
+        # Per instance listed and not released, how many counts it still waits on (a step
+        # not opened yet counts as one): at zero it is ready.
         self._blocked: dict[_Instance, int] = {}
         self._ready: list[_Instance] = []
         self._newly_finished: list[int] = []
+        # The first failure recorded per (step, levels, prefix), for the branches a failed or
+        # skipped instance holds back.
         self._broken: dict[tuple[int, int, _Prefix], str] = {}
 
     def open(self, position: int, addresses: Sequence[Address]) -> None:
@@ -138,6 +158,8 @@ class InstanceWaits:
         assert position not in self.opened
         self.opened.add(position)
         self._left[position] = len(addresses)
+        # The counts are in place before anything waits on them: below, the instances that
+        # waited for this step to open look their branch up in them.
         for levels in self.levels[position]:
             self._unfinished[(position, levels)] = Counter(
                 address.indices[:levels] for address in addresses
@@ -153,16 +175,22 @@ class InstanceWaits:
                     self._before_open[need.step].append((instance, need.levels))
             if not self._blocked[instance]:
                 self._release(instance)
+        # Instances of steps opened earlier that waited for this step to be listed: its
+        # counts now say whether their branch holds unfinished instances of it.
         for instance, levels in self._before_open.pop(position, []):
             self._blocked[instance] -= 1
             self._wait(instance, position, levels)
             if not self._blocked[instance]:
                 self._release(instance)
+        # No instance will ever finish, so the step is finished as it opens: its dependents
+        # and the commands that read it need not wait for it.
         if not addresses:
             self._finish_step(position)
 
     def _wait(self, instance: _Instance, dep: int, levels: int) -> None:
         prefix = instance[1].indices[:levels]
+        # A branch whose instances of ``dep`` are done, or that has none (a Counter gives 0),
+        # holds nothing back.
         if self._unfinished[(dep, levels)][prefix] > 0:
             self._blocked[instance] += 1
             self._waiters[(dep, levels, prefix)].append(instance)
@@ -203,6 +231,7 @@ class InstanceWaits:
     def mark_broken(self, position: int, address: Address, because: str) -> None:
         """Record that an instance failed or was skipped (``because`` says which instance
         failed); the first one recorded in a branch is the one its dependents name."""
+        # Recorded on every prefix length a dependent looks it up by, as the counts are.
         for levels in self.levels[position]:
             key = (position, levels, address.indices[:levels])
             self._broken.setdefault(key, because)
@@ -211,6 +240,8 @@ class InstanceWaits:
         """Why an instance must be skipped: what `mark_broken()` recorded for an
         instance it depends on, if any (looked up by branch, not by a scan of the
         failures), unless it goes on without that step's failed instances."""
+        # The needs are transitive: a failure two steps back is found here directly, even
+        # when the step between has no instance in the branch to be skipped.
         for need in self.needs[position]:
             prefix = address.indices[: need.levels]
             because = None if need.partial else self._broken.get((need.step, need.levels, prefix))
