@@ -9,11 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES, REVIEW_INPUTS, REVIEWS, ROOT, run_python, shown, write
 
 from langtree.cli import main
 from tests.test_cli_rows import SECTIONS_FAILURE, continuing_tree
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 BROKEN = '''
 from pydantic import Field
@@ -31,12 +30,6 @@ class TaskBroken(TreeNode):
     items: list[str] = Field(description="! @all->task.other@{{prompt.a=items}} *")
     fine: str = Field(description="! llm(model, override=flag)")
 '''
-
-
-def write(tmp_path: Path, name: str, source: str) -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source))
-    return path
 
 
 def test_check_passes_on_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -280,16 +273,13 @@ def test_prompts_reports_unreadable_inputs(
 
 # --- langtree run ---------------------------------------------------------------------
 
-REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
 SUMMARY = re.compile(r"^langtree: (\d+) call\(s\), \d+ tokens, \d+\.\d\ds wall time$")
 REVIEW_FIELDS = {"review", "rating", "rating_resampled_value", "verdict"}
 """A filled review as ``RunResult.dump()`` gives it: the rating's mean beside it."""
 
 
 def run_review(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
-    status = main(["run", str(EXAMPLES / "review_rating.py"), *extra])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return shown(capsys, "run", REVIEWS, *extra)
 
 
 @pytest.mark.parametrize("suffix", [":TaskRateReview", ""])
@@ -825,9 +815,6 @@ def test_a_model_module_that_does_not_import_is_a_usage_error(
     )
 
 
-ROOT = Path(__file__).parent.parent
-
-
 def langtree_into_a_closed_pipe(*arguments: str) -> subprocess.CompletedProcess[str]:
     """Run the CLI in a new process whose stdout is a pipe nobody reads any more."""
     reader, writer = os.pipe()
@@ -886,14 +873,7 @@ def test_output_piped_into_head_ends_quietly_with_status_141(tmp_path: Path) -> 
 
 
 def test_python_dash_m_langtree_is_the_langtree_command() -> None:
-    finished = subprocess.run(
-        [sys.executable, "-m", "langtree", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_python(["-m", "langtree", "--help"])
 
     assert (finished.returncode, finished.stderr) == (0, "")
     assert finished.stdout.startswith("usage: langtree [-h] [--version] COMMAND ...\n")

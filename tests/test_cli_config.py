@@ -7,12 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from langtree.cli import main
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEWS = EXAMPLES / "review_rating.py"
-REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
+from command_line import REVIEW_INPUTS, REVIEWS, shown
 
 REPORT = '''
 from pydantic import Field
@@ -70,13 +65,6 @@ def write(path: Path, text: str) -> Path:
 
 def settings(tmp_path: Path, values: object, name: str = "settings.json") -> Path:
     return write(tmp_path / name, json.dumps(values))
-
-
-def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    """The exit status, standard output and standard error of ``langtree argv...``."""
-    status = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def report_prompts(

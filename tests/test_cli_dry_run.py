@@ -6,10 +6,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES
 
 from langtree.cli import main
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 def test_dry_run_prints_the_cost_and_calls_nothing(

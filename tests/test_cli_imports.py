@@ -4,14 +4,12 @@
 ``langtree`` script or as ``python -m langtree``."""
 
 import json
-import os
-import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from command_line import run_python, write
 
 from langtree.cli import main
 
@@ -55,13 +53,6 @@ def working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     for name in set(sys.modules) - before:
         if str(tmp_path) in str(getattr(sys.modules[name], "__file__", "") or ""):
             del sys.modules[name]
-
-
-def write(folder: Path, name: str, source: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(textwrap.dedent(source))
-    return path
 
 
 @pytest.fixture
@@ -159,16 +150,9 @@ def test_the_langtree_script_finds_a_model_module_in_the_working_folder(
     )
     work = tmp_path / "work"
     write(work, "my_models.py", MODELS)
-    repository = Path(__file__).parent.parent
 
-    finished = subprocess.run(
-        [sys.executable, str(script), "run", f"{tree}:TaskLabel", "--model", "my_models:provider"],
-        cwd=work,
-        env={**os.environ, "PYTHONPATH": str(repository)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    finished = run_python(
+        [str(script), "run", f"{tree}:TaskLabel", "--model", "my_models:provider"], cwd=work
     )
 
     assert finished.returncode == 0, finished.stderr

@@ -8,12 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from command_line import REVIEWS, shown
 
-from langtree.cli import main
 from langtree.cli.inputs import MAX_INPUT_BYTES
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEWS = EXAMPLES / "review_rating.py"
 LIMIT = 100 * 1024 * 1024
 """The largest inputs or settings file, and the longest row, that a command reads."""
 
@@ -28,13 +26,6 @@ LARGE_INPUTS_HINT = (
     "no model takes 100 MiB in one request\n"
 )
 LARGE_CONFIG_HINT = "  hint: give --config the file of the settings, which take a few lines\n"
-
-
-def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    """The exit status, standard output and standard error of ``langtree argv...``."""
-    status = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def run_rows(rows: Path, output: Path) -> list[object]:

@@ -6,23 +6,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from langtree.cli import main
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEW = EXAMPLES / "review_rating.py"
-REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
-
-
-def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    status = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from command_line import REVIEW_INPUTS, REVIEWS, shown
 
 
 def run_review(capsys: pytest.CaptureFixture[str], journal: Path) -> tuple[int, str, str]:
     return shown(
-        capsys, "run", REVIEW, "--input", REVIEW_INPUTS, "--model", "fake", "--journal", journal
+        capsys, "run", REVIEWS, "--input", REVIEW_INPUTS, "--model", "fake", "--journal", journal
     )
 
 

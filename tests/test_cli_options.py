@@ -3,16 +3,11 @@
 name flags, not Python arguments."""
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
+from command_line import REVIEW_INPUTS, REVIEWS, shown, write
 
-from langtree.cli import main
-
-ROOT = Path(__file__).parent.parent
-REVIEWS = ROOT / "examples" / "review_rating.py"
-REVIEW_INPUTS = ROOT / "examples" / "inputs" / "review_rating.json"
 RUN_REVIEW = ["run", str(REVIEWS), "--input", str(REVIEW_INPUTS), "--model", "fake"]
 
 GREETING = '''
@@ -42,18 +37,6 @@ class Paragraph(TreeNode):
 
     text: str
 '''
-
-
-def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    status = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def write(folder: Path, name: str, source: str) -> Path:
-    path = folder / name
-    path.write_text(textwrap.dedent(source))
-    return path
 
 
 # -- options for something the command does not do -------------------------------------

@@ -10,12 +10,11 @@ import socket
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES
 
 from langtree.cli import main
 from langtree.cli.run import _show
 from langtree.cli.terminal import colours
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 class Terminal(io.StringIO):

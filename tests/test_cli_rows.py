@@ -13,11 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from command_line import REVIEWS, ROOT, run_python, shown
 
-from langtree.cli import main
-
-ROOT = Path(__file__).parent.parent
-REVIEWS = ROOT / "examples" / "review_rating.py"
 TARGET = f"{REVIEWS}:TaskRateReview"
 PROGRESS = re.compile(
     r"^langtree: (\d+)/(\d+) rows(?: \((\d+) failed\))?, (\d+) calls(?: \(\+(\d+) replayed\))?, "
@@ -35,9 +32,7 @@ def write_rows(path: Path, count: int, *, broken: int | None = None) -> Path:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    status = main(["run", *arguments])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return shown(capsys, "run", *arguments)
 
 
 def results(path: Path) -> list[dict[str, object]]:
@@ -325,24 +320,11 @@ def test_a_row_whose_task_does_not_validate_is_an_error_line_and_the_run_ends(
     output = tmp_path / "results.jsonl"
 
     # The timeout only guards the test run: the command ends on its own.
-    finished = subprocess.run(
+    finished = run_python(
         [
-            sys.executable,
-            "-m",
-            "langtree",
-            "run",
-            *continuing_tree(tmp_path),
-            "--input",
-            str(rows),
-            "--output",
-            str(output),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+            *["-m", "langtree", "run", *continuing_tree(tmp_path)],
+            *["--input", str(rows), "--output", str(output)],
+        ]
     )
 
     assert (finished.returncode, finished.stdout) == (1, ""), finished.stderr

@@ -5,20 +5,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from command_line import REVIEW_INPUTS, REVIEWS, shown
 from parts_run import parts_run
 
 from langtree.cli import main
 from langtree.runtime.page import DEFAULT_MAX_RUN_BYTES, page_html, read_run
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEW = EXAMPLES / "review_rating.py"
-REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
-
 
 def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    status = main(["show", *(str(arg) for arg in argv)])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return shown(capsys, "show", *argv)
 
 
 def test_show_writes_the_page_of_a_saved_result_next_to_it(
@@ -54,7 +49,7 @@ def test_show_writes_the_page_of_a_journal_that_langtree_run_kept(
 ) -> None:
     journal = tmp_path / "review.sqlite"
     arguments = ["--input", str(REVIEW_INPUTS), "--model", "fake", "--journal", str(journal)]
-    ran = main(["run", str(REVIEW), *arguments])
+    ran = main(["run", str(REVIEWS), *arguments])
     capsys.readouterr()
 
     status, out, err = show(capsys, journal)

@@ -3,18 +3,14 @@ validate) prints what had finished on standard output, in the shape of a finishe
 output, and says on standard error that it is partial."""
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import run_python
 
 from langtree.cli import main
-
-ROOT = Path(__file__).parent.parent
 
 CATALOGUE = '''
 from pydantic import Field, model_validator
@@ -115,21 +111,8 @@ def without_wall_time(err: str) -> str:
 
 
 def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> None:
-    command = [sys.executable, "-m", "langtree"]
-    command += arguments(catalogue, "TaskCatalogue", "interrupted", 5)
-    finished = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "langtree",
-            *arguments(catalogue, "TaskCatalogue", "interrupted", 5),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    finished = run_python(
+        ["-m", "langtree", *arguments(catalogue, "TaskCatalogue", "interrupted", 5)],
         # A shell without job control starts background jobs with SIGINT ignored, and a
         # child inherits that: give the command the Ctrl-C a terminal would.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
