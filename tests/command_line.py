@@ -17,6 +17,8 @@ ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
 REVIEWS = EXAMPLES / "review_rating.py"
 REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
+# The review example run on its inputs and the CLI's fake model.
+RUN_REVIEW = ["run", str(REVIEWS), "--input", str(REVIEW_INPUTS), "--model", "fake"]
 
 
 def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
