@@ -101,29 +101,22 @@ MISSING = (
 )
 
 
+@pytest.mark.parametrize(
+    ("task", "example"),
+    [
+        # The example of a whole tree's inputs names each task; one task's are its own.
+        pytest.param("", '{"TaskDescribeProduct": {"photo": "...", "back": "..."}}', id="tree"),
+        pytest.param(":TaskDescribeProduct", '{"photo": "...", "back": "..."}', id="one-task"),
+    ],
+)
 def test_a_run_without_the_inputs_it_needs_is_refused_before_any_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, example: str
 ) -> None:
     tree = write(tmp_path, "shop.py", SHOP)
 
-    err = refused(capsys, "run", str(tree), "--model", "fake")
+    err = refused(capsys, "run", f"{tree}{task}", "--model", "fake")
 
-    assert err == MISSING + (
-        "  hint: pass them with --input FILE.json, e.g. "
-        '{"TaskDescribeProduct": {"photo": "...", "back": "..."}}\n'
-    )
-
-
-def test_a_run_of_one_task_asks_for_its_own_values(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    tree = write(tmp_path, "shop.py", SHOP)
-
-    err = refused(capsys, "run", f"{tree}:TaskDescribeProduct", "--model", "fake")
-
-    assert err == MISSING + (
-        '  hint: pass them with --input FILE.json, e.g. {"photo": "...", "back": "..."}\n'
-    )
+    assert err == MISSING + f"  hint: pass them with --input FILE.json, e.g. {example}\n"
 
 
 def test_an_input_file_that_lacks_them_is_named(

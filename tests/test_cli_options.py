@@ -40,17 +40,29 @@ class Paragraph(TreeNode):
 # -- options for something the command does not do -------------------------------------
 
 
-def test_as_completed_without_a_dataset_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        pytest.param(
+            ["--as-completed"],
+            "langtree: error: --as-completed is for a dataset run: --input FILE.jsonl, one row "
+            "per line\n"
+            "  hint: without a .jsonl input, the filled tasks are printed once the run "
+            "finishes; leave --as-completed out\n",
+            id="as-completed-without-a-dataset",
+        ),
+        pytest.param(
+            ["--journal-max-age", "3600"],
+            "langtree: error: --journal-max-age applies to the journal given with --journal\n"
+            "  hint: add --journal FILE.sqlite, or give the journal in --config\n",
+            id="journal-max-age-without-a-journal",
+        ),
+    ],
+)
+def test_an_option_without_what_it_applies_to_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], option: list[str], message: str
 ) -> None:
-    err = refused(capsys, *RUN_REVIEW, "--as-completed")
-
-    assert err == (
-        "langtree: error: --as-completed is for a dataset run: --input FILE.jsonl, one row "
-        "per line\n"
-        "  hint: without a .jsonl input, the filled tasks are printed once the run "
-        "finishes; leave --as-completed out\n"
-    )
+    assert refused(capsys, *RUN_REVIEW, *option) == message
 
 
 def test_output_without_a_dataset_is_refused_in_a_dry_run_too(
@@ -61,17 +73,6 @@ def test_output_without_a_dataset_is_refused_in_a_dry_run_too(
     err = refused(capsys, *RUN_REVIEW, "--dry-run", "--output", output)
 
     assert err.startswith("langtree: error: --output is for a dataset run: ")
-
-
-def test_journal_max_age_without_a_journal_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    err = refused(capsys, *RUN_REVIEW, "--journal-max-age", "3600")
-
-    assert err == (
-        "langtree: error: --journal-max-age applies to the journal given with --journal\n"
-        "  hint: add --journal FILE.sqlite, or give the journal in --config\n"
-    )
 
 
 def test_journal_max_age_applies_to_the_journal_of_the_config(
