@@ -320,27 +320,23 @@ def test_run_with_the_fake_model_prints_the_filled_task_as_json(
     assert int(summary.group(1)) >= 2
 
 
+# A module of models for --model: an LLMProvider and a chat model.
+MY_MODELS = """
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+provider = LLMProvider({"default": FakeChatModel()})
+chat = FakeChatModel()
+"""
+
+
 def test_run_with_a_provider_from_a_module(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    write(
-        tmp_path,
-        "my_models.py",
-        """
-        from langtree import LLMProvider
-        from langtree.testing import FakeChatModel
-
-        provider = LLMProvider({"default": FakeChatModel()})
-        chat = FakeChatModel()
-        """,
-    )
+    models = write(tmp_path, "my_models.py", MY_MODELS)
     for attribute in ("provider", "chat"):
         status, out, err = run_review(
-            capsys,
-            "--input",
-            str(REVIEW_INPUTS),
-            "--model",
-            f"{tmp_path / 'my_models.py'}:{attribute}",
+            capsys, "--input", str(REVIEW_INPUTS), "--model", f"{models}:{attribute}"
         )
         assert status == 0, err
         assert set(json.loads(out)["TaskRateReview"]) == REVIEW_FIELDS
@@ -482,16 +478,7 @@ def test_run_asks_for_structured_output_by_the_method_given(
 def test_method_does_not_apply_to_a_provider(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    write(
-        tmp_path,
-        "my_provider.py",
-        """
-        from langtree import LLMProvider
-        from langtree.testing import FakeChatModel
-
-        provider = LLMProvider({"default": FakeChatModel()})
-        """,
-    )
+    write(tmp_path, "my_provider.py", MY_MODELS)
 
     status, _, err = run_review(
         capsys,
