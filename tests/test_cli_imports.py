@@ -62,15 +62,17 @@ def tree(tmp_path: Path) -> Path:
     return write(tmp_path / "trees", "parcel.py", TREE)
 
 
+# Each command that imports a tree, with ``{tree}`` for the tree file's path.
+COMMANDS = [
+    pytest.param(["check", "{tree}"], id="check"),
+    pytest.param(["graph", "{tree}"], id="graph"),
+    pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
+    pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
+]
+
+
 @pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(["check", "{tree}"], id="check"),
-        pytest.param(["check", "{folder}"], id="check-folder"),
-        pytest.param(["graph", "{tree}"], id="graph"),
-        pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
-        pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
-    ],
+    "command", [*COMMANDS, pytest.param(["check", "{folder}"], id="check-folder")]
 )
 def test_a_tree_file_imports_the_modules_beside_it(
     working_folder: Path, tree: Path, command: list[str], capsys: pytest.CaptureFixture[str]
@@ -107,15 +109,7 @@ def test_a_model_file_imports_the_modules_beside_it(
     assert status == 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(["check", "{tree}"], id="check"),
-        pytest.param(["graph", "{tree}"], id="graph"),
-        pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
-        pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
-    ],
-)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_config_module_in_the_working_folder_is_found(
     working_folder: Path, tree: Path, command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
