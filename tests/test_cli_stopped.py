@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from command_line import run_python
+from command_line import run_python, shown
 
 from langtree.cli import main
 
@@ -104,6 +104,20 @@ def arguments(folder: Path, task: str, model: str, count: int) -> list[str]:
     ]
 
 
+# What a run of three items that stopped before the third had printed.
+TWO_OF_THREE = {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
+# The line that says the output holds only what had finished of a task.
+PARTIAL = "langtree: printed what had finished; partial, as they do not validate: {task}\n"
+
+
+def ended_with_1(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[object, str]:
+    """What ``langtree argv...`` printed, read as JSON, and its standard error without the
+    wall time; the command must exit with status 1."""
+    status, out, err = shown(capsys, *argv)
+    assert status == 1, err
+    return json.loads(out), without_wall_time(err)
+
+
 def without_wall_time(err: str) -> str:
     """Standard error with the summary's tokens and wall time left out (the prompts' token
     counts are pinned where prompts are)."""
@@ -125,69 +139,59 @@ def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> 
     assert without_wall_time(finished.stderr) == (
         "langtree: 2/5 calls done, 0 failed\n"
         "langtree: error: The run was interrupted after 2 model call(s), 2 of them with a "
-        "usable answer\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 2 call(s)\n"
+        "usable answer\n" + PARTIAL.format(task="TaskCatalogue") + "langtree: 2 call(s)\n"
     )
 
 
 def test_a_failed_step_prints_what_had_finished_and_exits_with_1(
     catalogue: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(arguments(catalogue, "TaskCatalogue", "refusing", 3))
+    printed, err = ended_with_1(capsys, arguments(catalogue, "TaskCatalogue", "refusing", 3))
 
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
-    assert without_wall_time(err) == (
+    assert printed == TWO_OF_THREE
+    assert err == (
         "langtree: 3/3 calls done, 1 failed\n"
         "langtree: error: Step 'task.catalogue.items:blurb' failed for "
         "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
         "PermissionError: no access to this model\n"
         "  hint: retrying cannot fix this (credentials, model name, request settings); check "
         "the model that --model names against the error above\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 3 call(s)\n"
+        + PARTIAL.format(task="TaskCatalogue")
+        + "langtree: 3 call(s)\n"
     )
 
 
 def test_a_limit_prints_what_had_finished_and_exits_with_1(
     catalogue: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main([*arguments(catalogue, "TaskCatalogue", "fine", 3), "--max-calls", "2"])
+    printed, err = ended_with_1(
+        capsys, [*arguments(catalogue, "TaskCatalogue", "fine", 3), "--max-calls", "2"]
+    )
 
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
-    assert without_wall_time(err) == (
+    assert printed == TWO_OF_THREE
+    assert err == (
         "langtree: 2/3 calls done, 0 failed\n"
         "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
         "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
         "  hint: raise --max-calls\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 2 call(s)\n"
+        + PARTIAL.format(task="TaskCatalogue")
+        + "langtree: 2 call(s)\n"
     )
 
 
 def test_values_that_do_not_validate_after_the_run_are_printed_with_status_1(
     catalogue: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(arguments(catalogue, "TaskShortList", "fine", 3))
+    printed, err = ended_with_1(capsys, arguments(catalogue, "TaskShortList", "fine", 3))
 
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": written("item 0", "item 1", "item 2")}
-    assert without_wall_time(err) == (
+    assert printed == {"items": written("item 0", "item 1", "item 2")}
+    assert err == (
         "langtree: 3/3 calls done, 0 failed\n"
         "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
         "  - : Value error, a short list holds two items at most\n"
         "  hint: check the class's validators against what the steps generate\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskShortList\n"
-        "langtree: 3 call(s)\n"
+        + PARTIAL.format(task="TaskShortList")
+        + "langtree: 3 call(s)\n"
     )
 
 
