@@ -104,18 +104,11 @@ def arguments(folder: Path, task: str, model: str, count: int) -> list[str]:
     ]
 
 
-# What a run of three items that stopped before the third had printed.
+# What a run of three items printed when it stopped before the third, or after all.
 TWO_OF_THREE = {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
+ALL_THREE = {"items": written("item 0", "item 1", "item 2")}
 # The line that says the output holds only what had finished of a task.
 PARTIAL = "langtree: printed what had finished; partial, as they do not validate: {task}\n"
-
-
-def ended_with_1(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[object, str]:
-    """What ``langtree argv...`` printed, read as JSON, and its standard error without the
-    wall time; the command must exit with status 1."""
-    status, out, err = shown(capsys, *argv)
-    assert status == 1, err
-    return json.loads(out), without_wall_time(err)
 
 
 def without_wall_time(err: str) -> str:
@@ -143,56 +136,54 @@ def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> 
     )
 
 
-def test_a_failed_step_prints_what_had_finished_and_exits_with_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
+# What standard error says of each way a run stops, the wall time left out.
+FAILED_STEP = (
+    "langtree: 3/3 calls done, 1 failed\n"
+    "langtree: error: Step 'task.catalogue.items:blurb' failed for "
+    "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
+    "PermissionError: no access to this model\n"
+    "  hint: retrying cannot fix this (credentials, model name, request settings); "
+    "check the model that --model names against the error above\n"
+    + PARTIAL.format(task="TaskCatalogue")
+    + "langtree: 3 call(s)\n"
+)
+LIMIT_REACHED = (
+    "langtree: 2/3 calls done, 0 failed\n"
+    "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
+    "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
+    "  hint: raise --max-calls\n" + PARTIAL.format(task="TaskCatalogue") + "langtree: 2 call(s)\n"
+)
+NOT_VALID = (
+    "langtree: 3/3 calls done, 0 failed\n"
+    "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
+    "  - : Value error, a short list holds two items at most\n"
+    "  hint: check the class's validators against what the steps generate\n"
+    + PARTIAL.format(task="TaskShortList")
+    + "langtree: 3 call(s)\n"
+)
+# Each way: the task, the model of MODELS, more options, what is printed, standard error.
+STOPS = {
+    "a-failed-step": ("TaskCatalogue", "refusing", [], TWO_OF_THREE, FAILED_STEP),
+    "a-limit": ("TaskCatalogue", "fine", ["--max-calls", "2"], TWO_OF_THREE, LIMIT_REACHED),
+    "values-that-do-not-validate": ("TaskShortList", "fine", [], ALL_THREE, NOT_VALID),
+}
+
+
+@pytest.mark.parametrize(("task", "model", "limit", "printed", "err"), STOPS.values(), ids=STOPS)
+def test_a_run_that_stops_prints_what_had_finished_and_exits_with_1(
+    catalogue: Path,
+    capsys: pytest.CaptureFixture[str],
+    task: str,
+    model: str,
+    limit: list[str],
+    printed: object,
+    err: str,
 ) -> None:
-    printed, err = ended_with_1(capsys, arguments(catalogue, "TaskCatalogue", "refusing", 3))
+    status, out, shown_err = shown(capsys, *arguments(catalogue, task, model, 3), *limit)
 
-    assert printed == TWO_OF_THREE
-    assert err == (
-        "langtree: 3/3 calls done, 1 failed\n"
-        "langtree: error: Step 'task.catalogue.items:blurb' failed for "
-        "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
-        "PermissionError: no access to this model\n"
-        "  hint: retrying cannot fix this (credentials, model name, request settings); check "
-        "the model that --model names against the error above\n"
-        + PARTIAL.format(task="TaskCatalogue")
-        + "langtree: 3 call(s)\n"
-    )
-
-
-def test_a_limit_prints_what_had_finished_and_exits_with_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    printed, err = ended_with_1(
-        capsys, [*arguments(catalogue, "TaskCatalogue", "fine", 3), "--max-calls", "2"]
-    )
-
-    assert printed == TWO_OF_THREE
-    assert err == (
-        "langtree: 2/3 calls done, 0 failed\n"
-        "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
-        "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
-        "  hint: raise --max-calls\n"
-        + PARTIAL.format(task="TaskCatalogue")
-        + "langtree: 2 call(s)\n"
-    )
-
-
-def test_values_that_do_not_validate_after_the_run_are_printed_with_status_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    printed, err = ended_with_1(capsys, arguments(catalogue, "TaskShortList", "fine", 3))
-
-    assert printed == {"items": written("item 0", "item 1", "item 2")}
-    assert err == (
-        "langtree: 3/3 calls done, 0 failed\n"
-        "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
-        "  - : Value error, a short list holds two items at most\n"
-        "  hint: check the class's validators against what the steps generate\n"
-        + PARTIAL.format(task="TaskShortList")
-        + "langtree: 3 call(s)\n"
-    )
+    assert status == 1, shown_err
+    assert json.loads(out) == printed
+    assert without_wall_time(shown_err) == err
 
 
 def test_a_finished_run_prints_every_task_by_class_name(
