@@ -165,7 +165,7 @@ def test_check_validates_the_tasks_together(
 
 
 def test_graph_prints_the_plan_as_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["graph", str(EXAMPLES / "review_rating.py")])
+    status = main(["graph", str(REVIEWS)])
 
     assert status == 0
     assert capsys.readouterr().out == (
@@ -222,14 +222,10 @@ def test_graph_refuses_a_tree_with_errors(
 def test_prompts_prints_every_prompt_with_its_token_count(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    inputs = tmp_path / "review.json"
-    inputs.write_text('{"review": "Great kettle, boils fast."}')
+    inputs = write(tmp_path, "review.json", '{"review": "Great kettle, boils fast."}')
 
-    status = main(
-        ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskRateReview", "--input", str(inputs)]
-    )
+    status, output, _ = shown(capsys, "prompts", f"{REVIEWS}:TaskRateReview", "--input", inputs)
 
-    output = capsys.readouterr().out
     headings = [
         line for line in output.splitlines() if line.startswith(("## 1.", "## 2.", "## 3."))
     ]
@@ -245,12 +241,12 @@ def test_prompts_prints_every_prompt_with_its_token_count(
     ("arguments", "message"),
     [
         pytest.param(
-            ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskNope"],
+            ["prompts", f"{REVIEWS}:TaskNope"],
             "langtree: error: No task 'TaskNope' found; the tasks are TaskRateReview\n",
             id="unknown-task",
         ),
         pytest.param(
-            ["prompts", str(EXAMPLES / "review_rating.py"), "--var", "oops"],
+            ["prompts", str(REVIEWS), "--var", "oops"],
             "langtree: error: --var takes NAME=VALUE, got 'oops'\n",
             id="bad-variable",
         ),
@@ -268,17 +264,12 @@ def test_prompts_reports_bad_arguments(
 def test_prompts_reports_unreadable_inputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    broken = tmp_path / "broken.json"
-    broken.write_text("{not json")
+    broken = write(tmp_path, "broken.json", "{not json")
 
-    status = main(
-        ["prompts", f"{EXAMPLES / 'review_rating.py'}:TaskRateReview", "--input", str(broken)]
-    )
+    status, _, err = shown(capsys, "prompts", f"{REVIEWS}:TaskRateReview", "--input", broken)
 
     assert status == 2
-    assert capsys.readouterr().err.startswith(
-        f"langtree: error: Cannot read inputs from {str(broken)!r}: "
-    )
+    assert err.startswith(f"langtree: error: Cannot read inputs from {str(broken)!r}: ")
 
 
 # --- langtree run ---------------------------------------------------------------------
@@ -299,7 +290,7 @@ def test_run_with_the_fake_model_prints_the_filled_task_as_json(
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}{suffix}",
+            f"{REVIEWS}{suffix}",
             "--input",
             str(REVIEW_INPUTS),
             "--model",
@@ -647,8 +638,8 @@ def test_check_reports_a_module_name_that_does_not_import(
 
 
 INPUT_COMMANDS = [
-    pytest.param(["prompts", f"{EXAMPLES / 'review_rating.py'}"], id="prompts"),
-    pytest.param(["run", f"{EXAMPLES / 'review_rating.py'}", "--model", "fake"], id="run"),
+    pytest.param(["prompts", f"{REVIEWS}"], id="prompts"),
+    pytest.param(["run", f"{REVIEWS}", "--model", "fake"], id="run"),
 ]
 
 
@@ -701,9 +692,7 @@ def test_inputs_100_levels_deep_are_read(
     path = tmp_path / "review.json"
     path.write_text('{"review": ' + "[" * 99 + "]" * 99 + "}")
 
-    status, _, err = read_inputs(
-        capsys, ["prompts", str(EXAMPLES / "review_rating.py")], path, ":TaskRateReview"
-    )
+    status, _, err = read_inputs(capsys, ["prompts", str(REVIEWS)], path, ":TaskRateReview")
 
     assert status == 2
     assert "Input task.rate_review.review = " in err  # the value is read, then refused

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from command_line import EXAMPLES, refused, shown, write
+from command_line import EXAMPLES, REVIEWS, refused, shown, write
 
 from langtree.cli import main
 
@@ -17,7 +17,7 @@ def test_dry_run_prints_the_cost_and_calls_nothing(
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(EXAMPLES / "inputs" / "review_rating.json"),
             "--dry-run",
@@ -46,7 +46,7 @@ def test_dry_run_of_a_dataset_is_refused(
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(rows),
             "--dry-run",

@@ -5,7 +5,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from command_line import EXAMPLES, refused, shown, write
+from command_line import EXAMPLES, REVIEWS, refused, shown, write
 
 from langtree._version import DISTRIBUTION
 from langtree.cli import main
@@ -51,7 +51,7 @@ def test_graph_draws_the_fields_the_inputs_give_as_known(
     status, out, err = shown(
         capsys,
         "graph",
-        str(EXAMPLES / "review_rating.py"),
+        str(REVIEWS),
         "--input",
         str(EXAMPLES / "inputs" / "review_rating.json"),
     )
@@ -88,7 +88,7 @@ def test_graph_reports_inputs_that_do_not_fit(
 ) -> None:
     path = write(tmp_path, "inputs.json", text)
 
-    err = refused(capsys, "graph", str(EXAMPLES / "review_rating.py"), "--input", str(path))
+    err = refused(capsys, "graph", str(REVIEWS), "--input", str(path))
 
     assert err == "langtree: error: " + message.format(path=str(path))
 
@@ -170,7 +170,7 @@ def test_a_run_whose_fields_can_all_be_generated_needs_no_input(
 
 
 def test_a_field_marked_input_is_never_invented(capsys: pytest.CaptureFixture[str]) -> None:
-    err = refused(capsys, "run", str(EXAMPLES / "review_rating.py"), "--model", "fake")
+    err = refused(capsys, "run", str(REVIEWS), "--model", "fake")
 
     assert err == (
         "langtree: error: Missing input(s): no step generates them and nothing else gives them "

@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from command_line import EXAMPLES
+from command_line import EXAMPLES, REVIEWS
 
 from langtree.cli import main
 from langtree.cli.run import _show
@@ -29,7 +29,7 @@ def test_the_final_line_counts_every_call_made(capsys: pytest.CaptureFixture[str
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(inputs),
             "--model",
