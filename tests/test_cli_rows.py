@@ -7,13 +7,12 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from command_line import REVIEWS, ROOT, refused, run_python, shown
+from command_line import REVIEWS, ROOT, refused, run_python, shown, write
 
 TARGET = f"{REVIEWS}:TaskRateReview"
 PROGRESS = re.compile(
@@ -100,24 +99,23 @@ def test_running_again_skips_the_rows_the_output_holds(
 def test_a_failed_row_is_an_error_line_and_the_exit_status_is_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = tmp_path / "picky_models.py"
-    models.write_text(
-        textwrap.dedent(
-            """
-            from langtree import LLMProvider
-            from langtree.testing import FakeChatModel
+    models = write(
+        tmp_path,
+        "picky_models.py",
+        """
+        from langtree import LLMProvider
+        from langtree.testing import FakeChatModel
 
 
-            def reply(request):
-                if "BROKEN" in request.text:
-                    raise ValueError("the provider refuses this review")
-                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                        else "x") for name in request.fields}
+        def reply(request):
+            if "BROKEN" in request.text:
+                raise ValueError("the provider refuses this review")
+            return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+                    else "x") for name in request.fields}
 
 
-            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-            """
-        )
+        provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+        """,
     )
     rows = write_rows(tmp_path / "rows.jsonl", 4, broken=2)
     output = tmp_path / "results.jsonl"
@@ -519,25 +517,24 @@ def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Pa
 def test_as_completed_writes_each_row_when_it_finishes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = tmp_path / "slow_first.py"
-    models.write_text(
-        textwrap.dedent(
-            """
-            import asyncio
+    models = write(
+        tmp_path,
+        "slow_first.py",
+        """
+        import asyncio
 
-            from langtree import LLMProvider
-            from langtree.testing import FakeChatModel
-
-
-            async def reply(request):
-                await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
-                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                        else "x") for name in request.fields}
+        from langtree import LLMProvider
+        from langtree.testing import FakeChatModel
 
 
-            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-            """
-        )
+        async def reply(request):
+            await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
+            return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+                    else "x") for name in request.fields}
+
+
+        provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+        """,
     )
     rows = write_rows(tmp_path / "rows.jsonl", 3)
     arguments = (TARGET, "--input", str(rows), "--model", f"{models}:provider")

@@ -595,26 +595,23 @@ class _Wiring:
         texts = [f for f in visible if f.kind == "str"]
         lists = [f for f in visible if f.kind == "nodes" and f.child is not None]
         strs = [f for f in visible if f.kind == "strs"]
+        # The str fields of the lists' elements, each as `list | map(attribute='field')`.
+        plucked = [
+            f"{f.name} | map(attribute='{leaf.name}')"
+            for f in lists
+            for leaf in f.child.fields
+            if leaf.kind == "str"
+        ]
         options: list[str] = []
         if target.kind == "str":
             options += [f"{f.name} | upper" for f in texts]
             options += [f"{f.name} | join(', ')" for f in strs]
-            options += [
-                f"{f.name} | map(attribute='{leaf.name}') | join(', ')"
-                for f in lists
-                for leaf in f.child.fields
-                if leaf.kind == "str"
-            ]
+            options += [f"{pluck} | join(', ')" for pluck in plucked]
         elif target.kind == "int":
             options += [f"{f.name} | length" for f in [*lists, *strs]]
         elif target.kind == "strs":
             options += [f"{f.name} | map('upper') | list" for f in strs]
-            options += [
-                f"{f.name} | map(attribute='{leaf.name}') | list"
-                for f in lists
-                for leaf in f.child.fields
-                if leaf.kind == "str"
-            ]
+            options += [f"{pluck} | list" for pluck in plucked]
         return self.drawing.choice(options) if options else None
 
     def placeholders(self) -> None:
