@@ -8,6 +8,7 @@ name the same task twice are refused, naming both keys.
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -59,6 +60,9 @@ SETTINGS = (
     "'asset_folders', 'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', "
     "'max_asset_bytes', 'max_concurrency', 'max_retries', 'rate_limit', 'retry', 'usage_limits'"
 )
+WHOLE_NUMBER = "{} must be a whole number, got {}"
+SECONDS = "{} must be a number of seconds above 0 or None, got {}"
+NOT_A_SETTING = f"'workers' is not a run setting; the run settings are {SETTINGS}"
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"
 VARIABLES_HINT = "\n  hint: e.g. variables={'company': 'Acme'}"
@@ -135,148 +139,12 @@ CASES = [
         ),
         id="get_node-class",
     ),
-    # plan(inputs)
-    pytest.param(
-        lambda: structure().plan([TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="plan-inputs-list",
-    ),
-    # prompts(inputs, variables)
-    pytest.param(
-        lambda: structure().prompts("Ada"),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
-        id="prompts-inputs-str",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables="Acme"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="prompts-variables-str",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables=[("company", "Acme")]),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'list'" + VARIABLES_HINT,
-        id="prompts-variables-list",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables={1: "Acme"}),  # type: ignore[dict-item]
-        ExecutionError,
-        "variables are named by strings, got 1" + VARIABLES_HINT,
-        id="prompts-variables-int-name",
-    ),
-    # run(inputs, variables, **options)
-    pytest.param(
-        lambda: structure().run(inputs=[TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="run-inputs-list",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, variables="x"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="run-variables-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_concurrency="8"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="run-max_concurrency-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_retries=2.5),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_retries must be a whole number, got 2.5" + RUN_HINT,
-        id="run-max_retries-float",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, call_timeout="60"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "call_timeout must be a number of seconds above 0 or None, got '60'" + RUN_HINT,
-        id="run-call_timeout-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, deadline=[60]),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "deadline must be a number of seconds above 0 or None, got [60]" + RUN_HINT,
-        id="run-deadline-list",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, retry=5),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "retry must be a RetryPolicy or a dict of its fields, got 5" + RUN_HINT,
-        id="run-retry-int",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, usage_limits=500),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "usage_limits must be a UsageLimits or a dict of its fields, got 500" + RUN_HINT,
-        id="run-usage_limits-int",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_concurency=8),  # type: ignore[call-arg]
-        ExecutionError,
-        "'max_concurency' is not a run setting; did you mean 'max_concurrency'?" + RUN_HINT,
-        id="run-misspelt-setting",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, workers=8),  # type: ignore[call-arg]
-        ExecutionError,
-        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
-        id="run-unknown-setting",
-    ),
-    # arun(inputs, variables, **options)
-    pytest.param(
-        lambda: asyncio.run(structure().arun("Ada")),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
-        id="arun-inputs-str",
-    ),
-    pytest.param(
-        lambda: asyncio.run(structure().arun(INPUTS, variables=3)),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'int'" + VARIABLES_HINT,
-        id="arun-variables-int",
-    ),
-    pytest.param(
-        lambda: asyncio.run(structure().arun(INPUTS, max_concurrency="8")),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="arun-max_concurrency-str",
-    ),
-    # build(variables, name, **options), checked when built, and its runnable's input
-    pytest.param(
-        lambda: structure().build("Acme"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="build-variables-str",
-    ),
+    # build(name)
     pytest.param(
         lambda: structure().build(name=3),  # type: ignore[arg-type]
         ExecutionError,
         "build() takes a string name, got 3\n  hint: e.g. build(name='review run')",
         id="build-name-int",
-    ),
-    pytest.param(
-        lambda: structure().build(max_concurrency="8"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="build-max_concurrency-str",
-    ),
-    pytest.param(
-        lambda: structure().build(workers=8),  # type: ignore[call-arg]
-        ExecutionError,
-        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
-        id="build-unknown-setting",
-    ),
-    pytest.param(
-        lambda: structure().build().invoke([TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="build-invoke-list",
     ),
     # LLMProvider(models), get(name), config(name), ModelConfig settings
     pytest.param(
@@ -381,6 +249,125 @@ def test_a_wrongly_typed_argument_is_a_clear_error(
     assert str(caught.value) == message
 
 
+# Each method that takes the inputs, called on them as a user calls it.
+ON_INPUTS: dict[str, Callable[[RunStructure, Any], object]] = {
+    "plan": lambda built, inputs: built.plan(inputs),
+    "prompts": lambda built, inputs: built.prompts(inputs),
+    "run": lambda built, inputs: built.run(inputs),
+    "arun": lambda built, inputs: asyncio.run(built.arun(inputs)),
+    "build-invoke": lambda built, inputs: built.build().invoke(inputs),
+}
+# Inputs that are not a dict: the method, the inputs, and the type the message names.
+NOT_A_DICT = {
+    "plan-inputs-list": ("plan", [TaskGreet], "list"),
+    "prompts-inputs-str": ("prompts", "Ada", "str"),
+    "run-inputs-list": ("run", [TaskGreet], "list"),
+    "arun-inputs-str": ("arun", "Ada", "str"),
+    "build-invoke-list": ("build-invoke", [TaskGreet], "list"),
+}
+
+
+@pytest.mark.parametrize(("method", "inputs", "kind"), NOT_A_DICT.values(), ids=NOT_A_DICT)
+def test_inputs_that_are_not_a_dict_are_a_clear_error(
+    method: str, inputs: object, kind: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        ON_INPUTS[method](structure(), inputs)
+
+    assert str(caught.value) == problem(INPUTS_NOT_A_DICT.format(kind), INPUTS_HINT)
+
+
+# Each method that takes the external variables, called with them on the inputs.
+WITH_VARIABLES: dict[str, Callable[[RunStructure, Any], object]] = {
+    "prompts": lambda built, variables: built.prompts(INPUTS, variables=variables),
+    "run": lambda built, variables: built.run(INPUTS, variables=variables),
+    "arun": lambda built, variables: asyncio.run(built.arun(INPUTS, variables=variables)),
+    "build": lambda built, variables: built.build(variables),
+}
+VARIABLES_NOT_A_DICT = "variables must be a dict of names to values, not {!r}"
+# Variables refused: the method, the variables, and the message.
+BAD_VARIABLES = {
+    "prompts-variables-str": ("prompts", "Acme", VARIABLES_NOT_A_DICT.format("str")),
+    "prompts-variables-list": (
+        "prompts",
+        [("company", "Acme")],
+        VARIABLES_NOT_A_DICT.format("list"),
+    ),
+    "prompts-variables-int-name": ("prompts", {1: "Acme"}, "variables are named by strings, got 1"),
+    "run-variables-str": ("run", "x", VARIABLES_NOT_A_DICT.format("str")),
+    "arun-variables-int": ("arun", 3, VARIABLES_NOT_A_DICT.format("int")),
+    "build-variables-str": ("build", "Acme", VARIABLES_NOT_A_DICT.format("str")),
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "variables", "message"), BAD_VARIABLES.values(), ids=BAD_VARIABLES
+)
+def test_wrongly_typed_variables_are_a_clear_error(
+    method: str, variables: object, message: str
+) -> None:
+    with pytest.raises(ExecutionError) as caught:
+        WITH_VARIABLES[method](structure(), variables)
+
+    assert str(caught.value) == message + VARIABLES_HINT
+
+
+# Each method that takes run settings, called with them (on the inputs, where it takes them).
+WITH_SETTINGS: dict[str, Callable[[RunStructure, dict[str, Any]], object]] = {
+    "run": lambda built, settings: built.run(INPUTS, **settings),
+    "arun": lambda built, settings: asyncio.run(built.arun(INPUTS, **settings)),
+    "build": lambda built, settings: built.build(**settings),
+}
+# Run settings refused: the method, the settings, and the message.
+BAD_SETTINGS = {
+    "run-max_concurrency-str": (
+        "run",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "run-max_retries-float": ("run", {"max_retries": 2.5}, WHOLE_NUMBER.format("max_retries", 2.5)),
+    "run-call_timeout-str": ("run", {"call_timeout": "60"}, SECONDS.format("call_timeout", "'60'")),
+    "run-deadline-list": ("run", {"deadline": [60]}, SECONDS.format("deadline", [60])),
+    "run-retry-int": (
+        "run",
+        {"retry": 5},
+        "retry must be a RetryPolicy or a dict of its fields, got 5",
+    ),
+    "run-usage_limits-int": (
+        "run",
+        {"usage_limits": 500},
+        "usage_limits must be a UsageLimits or a dict of its fields, got 500",
+    ),
+    "run-misspelt-setting": (
+        "run",
+        {"max_concurency": 8},
+        "'max_concurency' is not a run setting; did you mean 'max_concurrency'?",
+    ),
+    "run-unknown-setting": ("run", {"workers": 8}, NOT_A_SETTING),
+    "arun-max_concurrency-str": (
+        "arun",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "build-max_concurrency-str": (
+        "build",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "build-unknown-setting": ("build", {"workers": 8}, NOT_A_SETTING),
+}
+
+
+@pytest.mark.parametrize(("method", "settings", "message"), BAD_SETTINGS.values(), ids=BAD_SETTINGS)
+def test_a_wrongly_typed_run_setting_is_a_clear_error(
+    method: str, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ExecutionError) as caught:
+        WITH_SETTINGS[method](structure(), settings)
+
+    assert str(caught.value) == message + RUN_HINT
+
+
 def twice(first: str, second: str) -> str:
     return problem(
         f"Inputs give the values of 'task.greet' twice: as {first} and as {second}",
@@ -406,16 +393,8 @@ TWICE = [
     ),
 ]
 
-METHODS = [
-    pytest.param(lambda built, inputs: built.plan(inputs), id="plan"),
-    pytest.param(lambda built, inputs: built.prompts(inputs), id="prompts"),
-    pytest.param(lambda built, inputs: built.run(inputs), id="run"),
-    pytest.param(lambda built, inputs: asyncio.run(built.arun(inputs)), id="arun"),
-    pytest.param(lambda built, inputs: built.build().invoke(inputs), id="build-invoke"),
-]
 
-
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ON_INPUTS.values(), ids=ON_INPUTS)
 @pytest.mark.parametrize(("inputs", "message"), TWICE)
 def test_a_task_given_twice_in_the_inputs_is_refused_naming_both_keys(
     method: Callable[[RunStructure, object], object], inputs: dict[object, object], message: str
