@@ -148,27 +148,6 @@ CASES = [
     ),
     # LLMProvider(models), get(name), config(name), ModelConfig settings
     pytest.param(
-        lambda: LLMProvider("gpt-4o"),  # type: ignore[arg-type]
-        StructureError,
-        problem("LLMProvider takes a dict of models by key, got 'gpt-4o'", PROVIDER_HINT),
-        id="LLMProvider-models-str",
-    ),
-    pytest.param(
-        lambda: LLMProvider(None),  # type: ignore[arg-type]
-        StructureError,
-        problem("LLMProvider takes a dict of models by key, got None", PROVIDER_HINT),
-        id="LLMProvider-models-None",
-    ),
-    pytest.param(
-        lambda: LLMProvider([("fast", FakeChatModel)]),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            f"LLMProvider takes a dict of models by key, got [('fast', {FakeChatModel!r})]",
-            PROVIDER_HINT,
-        ),
-        id="LLMProvider-models-list",
-    ),
-    pytest.param(
         lambda: LLMProvider({}),
         StructureError,
         problem("LLMProvider needs at least one model", PROVIDER_HINT),
@@ -218,24 +197,6 @@ CASES = [
         ),
         id="ModelConfig-method-int",
     ),
-    pytest.param(
-        lambda: provider().get(0),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key 0 is not a string", MODELS),
-        id="LLMProvider.get-int",
-    ),
-    pytest.param(
-        lambda: provider().get(["fast"]),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key ['fast'] is not a string", MODELS),
-        id="LLMProvider.get-list",
-    ),
-    pytest.param(
-        lambda: provider().config(0),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key 0 is not a string", MODELS),
-        id="LLMProvider.config-int",
-    ),
 ]
 
 
@@ -247,6 +208,40 @@ def test_a_wrongly_typed_argument_is_a_clear_error(
         call()
 
     assert str(caught.value) == message
+
+
+# Models that are not a dict of models by key, as LLMProvider refuses them.
+NOT_MODELS = {
+    "LLMProvider-models-str": "gpt-4o",
+    "LLMProvider-models-None": None,
+    "LLMProvider-models-list": [("fast", FakeChatModel)],
+}
+
+
+@pytest.mark.parametrize("models", NOT_MODELS.values(), ids=NOT_MODELS)
+def test_models_that_are_not_a_dict_are_a_clear_error(models: object) -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider(models)  # type: ignore[arg-type]
+
+    assert str(caught.value) == problem(
+        f"LLMProvider takes a dict of models by key, got {models!r}", PROVIDER_HINT
+    )
+
+
+# Model keys that are not strings: the provider's method that looks a model up, the key.
+NOT_KEYS = {
+    "LLMProvider.get-int": ("get", 0),
+    "LLMProvider.get-list": ("get", ["fast"]),
+    "LLMProvider.config-int": ("config", 0),
+}
+
+
+@pytest.mark.parametrize(("method", "key"), NOT_KEYS.values(), ids=NOT_KEYS)
+def test_a_model_key_that_is_not_a_string_is_a_clear_error(method: str, key: object) -> None:
+    with pytest.raises(StructureError) as caught:
+        getattr(provider(), method)(key)
+
+    assert str(caught.value) == problem(f"Model key {key!r} is not a string", MODELS)
 
 
 # Each method that takes the inputs, called on them as a user calls it.
