@@ -51,6 +51,13 @@ def test_check_passes_on_the_examples(capsys: pytest.CaptureFixture[str]) -> Non
     assert ": warning: {company} is an external variable: supply it at run time " in output
 
 
+def check_errors(capsys: pytest.CaptureFixture[str], target: str) -> str:
+    """The standard output of ``langtree check target``, which must find errors (status 1)."""
+    status, out, err = shown(capsys, "check", target)
+    assert status == 1, err
+    return out
+
+
 def column_of(source: str, line: int, snippet: str) -> int:
     """The 1-based column of ``snippet`` on a 1-based line of ``source``."""
     return textwrap.dedent(source).splitlines()[line - 1].index(snippet) + 1
@@ -63,10 +70,7 @@ def test_check_reports_every_broken_text(
     items_line = textwrap.dedent(BROKEN).splitlines()[13]
     star = column_of(BROKEN, 14, "}} *")
 
-    status = main(["check", str(path)])
-
-    assert status == 1
-    assert capsys.readouterr().out == (
+    assert check_errors(capsys, str(path)) == (
         f"{path}:11:12: error: Space before '[' not allowed - use '@each[items]' not "
         "'@each [items]' [TaskBroken]\n"
         "        ! @each [items]->task.other@{{value.item=items}}*\n"
@@ -87,10 +91,7 @@ def test_check_accepts_a_module_name(
     write(tmp_path, "my_tree.py", BROKEN)
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    status = main(["check", "my_tree"])
-
-    assert status == 1
-    assert capsys.readouterr().out.endswith(
+    assert check_errors(capsys, "my_tree").endswith(
         "checked 0 task(s), 1 node class(es): 2 error(s), 0 warning(s)\n"
     )
 
@@ -602,10 +603,7 @@ def test_check_reports_every_module_of_a_folder_that_does_not_import(
     )
     write(tmp_path, "c_raises.py", "raise ValueError\n")
 
-    status = main(["check", str(tmp_path)])
-
-    assert status == 1
-    assert capsys.readouterr().out == (
+    assert check_errors(capsys, str(tmp_path)) == (
         f"{tmp_path / 'a_broken.py'}:1:5: error: SyntaxError: '(' was never closed\n"
         "    x = (\n"
         "        ^\n"
@@ -625,10 +623,7 @@ def test_check_reports_a_module_name_that_does_not_import(
     path = write(tmp_path, "langtree_test_broken_tree.py", "class TaskA(\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    status = main(["check", "langtree_test_broken_tree"])
-
-    assert status == 1
-    assert capsys.readouterr().out == (
+    assert check_errors(capsys, "langtree_test_broken_tree") == (
         f"{path}:1:12: error: SyntaxError: '(' was never closed\n"
         "    class TaskA(\n"
         "               ^\n"
