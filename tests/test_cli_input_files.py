@@ -138,10 +138,7 @@ ROWS_NOT_READ = {name: NOT_READ[name] for name in ("missing", "folder", "named-p
 
 @pytest.mark.parametrize(("make", "why"), ROWS_NOT_READ.values(), ids=ROWS_NOT_READ)
 def test_a_dataset_that_is_not_a_regular_file_is_refused_before_any_call(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    make: Callable[[Path], Path],
-    why: str,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Callable[[Path], Path], why: str
 ) -> None:
     path = make(tmp_path / "rows.jsonl")
     output = tmp_path / "results.jsonl"

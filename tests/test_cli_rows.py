@@ -96,27 +96,27 @@ def test_running_again_skips_the_rows_the_output_holds(
     assert progress.group(1, 2) == ("10", "10")
 
 
+# Models that refuse the reviews marked BROKEN.
+PICKY_MODELS = """
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+def reply(request):
+    if "BROKEN" in request.text:
+        raise ValueError("the provider refuses this review")
+    return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+            else "x") for name in request.fields}
+
+
+provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+"""
+
+
 def test_a_failed_row_is_an_error_line_and_the_exit_status_is_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = write(
-        tmp_path,
-        "picky_models.py",
-        """
-        from langtree import LLMProvider
-        from langtree.testing import FakeChatModel
-
-
-        def reply(request):
-            if "BROKEN" in request.text:
-                raise ValueError("the provider refuses this review")
-            return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                    else "x") for name in request.fields}
-
-
-        provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-        """,
-    )
+    models = write(tmp_path, "picky_models.py", PICKY_MODELS)
     rows = write_rows(tmp_path / "rows.jsonl", 4, broken=2)
     output = tmp_path / "results.jsonl"
 
@@ -368,10 +368,7 @@ def written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[list[st
     ],
 )
 def test_a_cut_off_last_line_is_dropped_and_its_row_runs_again(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    cut: Callable[[bytes], bytes],
-    notice: str,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cut: Callable[[bytes], bytes], notice: str
 ) -> None:
     arguments, output = written(capsys, tmp_path)
     first, second, *_ = output.read_bytes().splitlines(keepends=True)
@@ -514,28 +511,28 @@ def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Pa
     assert 1500 <= len(runs) <= 1500 + 8
 
 
+# Models slow to answer for the first review only.
+SLOW_FIRST_MODELS = """
+import asyncio
+
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+async def reply(request):
+    await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
+    return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
+            else "x") for name in request.fields}
+
+
+provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+"""
+
+
 def test_as_completed_writes_each_row_when_it_finishes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = write(
-        tmp_path,
-        "slow_first.py",
-        """
-        import asyncio
-
-        from langtree import LLMProvider
-        from langtree.testing import FakeChatModel
-
-
-        async def reply(request):
-            await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
-            return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                    else "x") for name in request.fields}
-
-
-        provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-        """,
-    )
+    models = write(tmp_path, "slow_first.py", SLOW_FIRST_MODELS)
     rows = write_rows(tmp_path / "rows.jsonl", 3)
     arguments = (TARGET, "--input", str(rows), "--model", f"{models}:provider")
 
