@@ -96,21 +96,39 @@ def test_running_again_skips_the_rows_the_output_holds(
     assert progress.group(1, 2) == ("10", "10")
 
 
-# Models that refuse the reviews marked BROKEN.
-PICKY_MODELS = """
+# The start of the review's model modules below: an answer to every field of a request.
+ANSWERING = """
+import asyncio
+import os
+
 from langtree import LLMProvider
 from langtree.testing import FakeChatModel
 
 
+def answer(request):
+    return {name: ("recommend" if name == "verdict" else 3 if name == "rating" else "x")
+            for name in request.fields}
+"""
+
+
+def answering_models(reply: str, latency: float | None = None) -> str:
+    """A model module for the review: ``ANSWERING``, then ``reply`` (the source of a
+    responder of that name, which may call ``answer``) and the ``provider`` of a fake
+    model that answers through it, after ``latency`` seconds if given."""
+    waiting = "" if latency is None else f", latency={latency}"
+    model = f"FakeChatModel(responder=reply{waiting})"
+    return f'{ANSWERING}\n\n{reply}\n\nprovider = LLMProvider({{"default": {model}}})\n'
+
+
+# Models that refuse the reviews marked BROKEN.
+PICKY_MODELS = answering_models(
+    """
 def reply(request):
     if "BROKEN" in request.text:
         raise ValueError("the provider refuses this review")
-    return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-            else "x") for name in request.fields}
-
-
-provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+    return answer(request)
 """
+)
 
 
 def test_a_failed_row_is_an_error_line_and_the_exit_status_is_1(
@@ -419,25 +437,18 @@ def test_a_cut_off_line_that_is_not_the_last_is_refused(
 
 # -- Ctrl-C, then the same command again ---------------------------------------------------
 
-SLOW_MODELS = """
-import os
-import time
-
-from langtree import LLMProvider
-from langtree.testing import FakeChatModel
-
+SLOW_MODELS = answering_models(
+    """
 LOG = os.environ["LANGTREE_TEST_CALL_LOG"]
 
 
 def reply(request):
     with open(LOG, "a") as log:
         log.write(os.environ["LANGTREE_TEST_RUN"] + "\\n")
-    return {name: ("recommend" if name == "verdict" else 3 if name == "rating" else "x")
-            for name in request.fields}
-
-
-provider = LLMProvider({"default": FakeChatModel(responder=reply, latency=0.02)})
-"""
+    return answer(request)
+""",
+    latency=0.02,
+)
 
 
 def start(tmp_path: Path, run: int, rows: Path, output: Path) -> subprocess.Popen[str]:
@@ -512,21 +523,13 @@ def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Pa
 
 
 # Models slow to answer for the first review only.
-SLOW_FIRST_MODELS = """
-import asyncio
-
-from langtree import LLMProvider
-from langtree.testing import FakeChatModel
-
-
+SLOW_FIRST_MODELS = answering_models(
+    """
 async def reply(request):
     await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
-    return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-            else "x") for name in request.fields}
-
-
-provider = LLMProvider({"default": FakeChatModel(responder=reply)})
+    return answer(request)
 """
+)
 
 
 def test_as_completed_writes_each_row_when_it_finishes(
