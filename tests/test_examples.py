@@ -50,6 +50,12 @@ class Expected:
     llm_keys: tuple[str, ...] = ()
 
 
+def once(node_path: str, fields: str) -> tuple[str, str]:
+    """``(step_id, node_path)`` of the prompt of the step ``<node_path>:<fields>`` for the
+    node itself."""
+    return (f"{node_path}:{fields}", node_path)
+
+
 def per_item(list_path: str, fields: str, count: int) -> list[tuple[str, str]]:
     """``(step_id, node_path)`` of the prompts of one step over the first ``count`` items of
     a list: the step ``<list_path>:<fields>`` for ``<list_path>[0]``, ``[1]`` and on."""
@@ -58,15 +64,12 @@ def per_item(list_path: str, fields: str, count: int) -> list[tuple[str, str]]:
 
 EXPECTED = {
     "kpi_board": Expected(
-        prompts=[
-            ("task.find_kpis:kpis", "task.find_kpis"),
-            ("task.brief_board:headline+bullets", "task.brief_board"),
-        ],
+        prompts=[once("task.find_kpis", "kpis"), once("task.brief_board", "headline+bullets")]
     ),
     "launch_brief": Expected(
         prompts=[
-            ("task.plan_launch:positioning", "task.plan_launch"),
-            ("task.plan_launch:key_messages", "task.plan_launch"),
+            once("task.plan_launch", "positioning"),
+            once("task.plan_launch", "key_messages"),
             *per_item("task.write_launch_posts.posts", "headline", 3),
             *per_item("task.write_launch_posts.posts", "body", 3),
         ],
@@ -75,7 +78,7 @@ EXPECTED = {
     "meeting_notes": Expected(
         prompts=[
             *per_item("task.take_minutes.agenda", "decision", 3),
-            ("task.take_minutes:subject", "task.take_minutes"),
+            once("task.take_minutes", "subject"),
             *per_item("task.track_follow_ups.follow_ups", "action+owner+deadline", 3),
         ],
         variables={"company": "Northwind Logistics"},
@@ -85,30 +88,27 @@ EXPECTED = {
     ),
     "product_photo": Expected(
         prompts=[
-            ("task.describe_product:colour", "task.describe_product"),
-            ("task.describe_product:description", "task.describe_product"),
-        ],
+            once("task.describe_product", "colour"),
+            once("task.describe_product", "description"),
+        ]
     ),
     "report_digest": Expected(
         prompts=[
             *per_item("task.summarize_report.sections", "summary", 3),
-            ("task.write_digest:headline+digest", "task.write_digest"),
-        ],
+            once("task.write_digest", "headline+digest"),
+        ]
     ),
     "review_rating": Expected(
-        prompts=[
-            ("task.rate_review:rating", "task.rate_review"),
-            ("task.rate_review:verdict", "task.rate_review"),
-        ],
+        prompts=[once("task.rate_review", "rating"), once("task.rate_review", "verdict")],
         llm_keys=("default",),
     ),
     "support_triage": Expected(
         prompts=[
-            ("task.triage_ticket:category+summary", "task.triage_ticket"),
-            ("task.triage_ticket.reply:subject_line", "task.triage_ticket.reply"),
-            ("task.triage_ticket.reply:body", "task.triage_ticket.reply"),
+            once("task.triage_ticket", "category+summary"),
+            once("task.triage_ticket.reply", "subject_line"),
+            once("task.triage_ticket.reply", "body"),
             # Its context shows the reply, which the strong model drafts first.
-            ("task.triage_ticket:priority", "task.triage_ticket"),
+            once("task.triage_ticket", "priority"),
         ],
         llm_keys=("fast", "strong"),
     ),
