@@ -51,24 +51,28 @@ import signal
 from langtree.testing import FakeChatModel
 
 
+def write_blurb(request):
+    return {"blurb": "A fine thing."}
+
+
 async def interrupt_third(request):
     # The third call presses Ctrl-C, then takes half a minute: only stopping the run
     # ends it sooner, and no other call is in flight (--max-concurrency 1).
     if len(interrupted.calls) == 3:
         os.kill(os.getpid(), signal.SIGINT)
         await asyncio.sleep(30)
-    return {"blurb": "A fine thing."}
+    return write_blurb(request)
 
 
 def refuse_the_last(request):
     if "item 2" in request.text:
         raise PermissionError("no access to this model")
-    return {"blurb": "A fine thing."}
+    return write_blurb(request)
 
 
 interrupted = FakeChatModel(interrupt_third)
 refusing = FakeChatModel(refuse_the_last)
-fine = FakeChatModel(lambda request: {"blurb": "A fine thing."})
+fine = FakeChatModel(write_blurb)
 """
 
 FINE = {"name": "item 0", "blurb": "A fine thing."}
