@@ -169,34 +169,6 @@ CASES = [
         ),
         id="LLMProvider-model-str",
     ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), retry=3)}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': retry must be a RetryPolicy or None, got 3",
-            "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
-        ),
-        id="ModelConfig-retry-int",
-    ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), call_timeout="60")}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': call_timeout must be a number of seconds above 0 or None, got '60'",
-            "e.g. ModelConfig(model, call_timeout=60)",
-        ),
-        id="ModelConfig-call_timeout-str",
-    ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), method=1)}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': method must be one of 'auto', 'function_calling', 'json_schema', "
-            "'json_mode', got 1",
-            "use 'auto'",
-        ),
-        id="ModelConfig-method-int",
-    ),
 ]
 
 
@@ -226,6 +198,38 @@ def test_models_that_are_not_a_dict_are_a_clear_error(models: object) -> None:
     assert str(caught.value) == problem(
         f"LLMProvider takes a dict of models by key, got {models!r}", PROVIDER_HINT
     )
+
+
+# ModelConfig settings refused: the settings, what the message says of them, the hint.
+BAD_MODEL_SETTINGS = {
+    "ModelConfig-retry-int": (
+        {"retry": 3},
+        "retry must be a RetryPolicy or None, got 3",
+        "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
+    ),
+    "ModelConfig-call_timeout-str": (
+        {"call_timeout": "60"},
+        SECONDS.format("call_timeout", "'60'"),
+        "e.g. ModelConfig(model, call_timeout=60)",
+    ),
+    "ModelConfig-method-int": (
+        {"method": 1},
+        "method must be one of 'auto', 'function_calling', 'json_schema', 'json_mode', got 1",
+        "use 'auto'",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "message", "hint"), BAD_MODEL_SETTINGS.values(), ids=BAD_MODEL_SETTINGS
+)
+def test_a_wrongly_typed_model_setting_is_a_clear_error(
+    settings: dict[str, Any], message: str, hint: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"fast": ModelConfig(FakeChatModel(), **settings)})
+
+    assert str(caught.value) == problem(f"Model 'fast': {message}", hint)
 
 
 # Model keys that are not strings: the provider's method that looks a model up, the key.

@@ -495,8 +495,9 @@ def test_run_stops_at_its_call_limit_with_status_1(capsys: pytest.CaptureFixture
 
 # --- modules that do not import, inputs that cannot be read, closed output --------------
 
-NOT_IMPORTABLE = [
-    pytest.param(
+# A module that does not import: its source, and the problem check reports after its path.
+NOT_IMPORTABLE = {
+    "syntax-error": (
         """
         from langtree import TreeNode
 
@@ -508,9 +509,8 @@ NOT_IMPORTABLE = [
         "    class TaskA(TreeNode)\n"
         "                         ^\n"
         "    hint: fix the Python syntax: LangTree imports the module to find its tasks\n",
-        id="syntax-error",
     ),
-    pytest.param(
+    "raises-on-import": (
         """
         from langtree import TreeNode
 
@@ -526,24 +526,20 @@ NOT_IMPORTABLE = [
         "        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
         "    hint: the module must import without errors: LangTree imports it to find its "
         "tasks\n",
-        id="raises-on-import",
     ),
-    pytest.param(
-        """
-        import no_such_package_for_langtree_tests
-        """,
+    "fails-to-import": (
+        "\nimport no_such_package_for_langtree_tests\n",
         "2:1: error: Importing the module raised ModuleNotFoundError: No module named "
         "'no_such_package_for_langtree_tests'\n"
         "    import no_such_package_for_langtree_tests\n"
         "    ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
         "    hint: install 'no_such_package_for_langtree_tests', or run langtree where it can "
         "be imported (PYTHONPATH)\n",
-        id="fails-to-import",
     ),
-]
+}
 
 
-@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE)
+@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE.values(), ids=NOT_IMPORTABLE)
 def test_check_reports_a_module_that_does_not_import_as_a_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, problem: str
 ) -> None:
@@ -564,7 +560,7 @@ def test_check_reports_a_module_that_does_not_import_as_a_problem(
     [["graph"], ["prompts"], ["run", "--model", "fake"]],
     ids=["graph", "prompts", "run"],
 )
-@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE)
+@pytest.mark.parametrize(("source", "problem"), NOT_IMPORTABLE.values(), ids=NOT_IMPORTABLE)
 def test_a_module_that_does_not_import_is_a_problem_without_a_traceback(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
