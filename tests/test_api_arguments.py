@@ -14,7 +14,6 @@ import pytest
 
 from langtree import (
     ExecutionError,
-    LangTreeError,
     LLMProvider,
     ModelConfig,
     RunStructure,
@@ -66,120 +65,90 @@ NOT_A_SETTING = f"'workers' is not a run setting; the run settings are {SETTINGS
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"
 VARIABLES_HINT = "\n  hint: e.g. variables={'company': 'Acme'}"
+STRUCTURE_PROVIDER_HINT = (
+    "pass the models by key, e.g. RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))"
+)
 PROVIDER_HINT = "pass the models by key, e.g. LLMProvider({'default': ChatOpenAI(...)})"
 MODELS = "the provider's models are 'fast', 'smart'"
 
-CASES = [
+# Calls refused with one problem: the call, the problem's message and its hint.
+ONE_PROBLEM = {
     # RunStructure(config, provider)
-    pytest.param(
+    "RunStructure-provider-str": (
         lambda: RunStructure(provider="gpt-4o"),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's provider must be an LLMProvider or None, got 'gpt-4o'",
-            "pass the models by key, e.g. "
-            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
-        ),
-        id="RunStructure-provider-str",
+        "RunStructure's provider must be an LLMProvider or None, got 'gpt-4o'",
+        STRUCTURE_PROVIDER_HINT,
     ),
-    pytest.param(
+    "RunStructure-provider-class": (
         lambda: RunStructure(provider=LLMProvider),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's provider must be an LLMProvider or None, got "
-            "<class 'langtree.runtime.calls.provider.LLMProvider'>",
-            "pass the models by key, e.g. "
-            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
-        ),
-        id="RunStructure-provider-class",
+        "RunStructure's provider must be an LLMProvider or None, got "
+        "<class 'langtree.runtime.calls.provider.LLMProvider'>",
+        STRUCTURE_PROVIDER_HINT,
     ),
-    pytest.param(
+    "RunStructure-config-list": (
         lambda: RunStructure(["strict"]),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's config must be a dict, a TypeMappingConfig or None, got ['strict']",
-            "pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
-        ),
-        id="RunStructure-config-list",
+        "RunStructure's config must be a dict, a TypeMappingConfig or None, got ['strict']",
+        "pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
     ),
-    pytest.param(
+    "RunStructure-config-max_concurrency-str": (
         lambda: RunStructure({"max_concurrency": "8"}),
-        StructureError,
-        problem(
-            "max_concurrency must be a whole number, got '8'",
-            "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
-        ),
-        id="RunStructure-config-max_concurrency-str",
+        "max_concurrency must be a whole number, got '8'",
+        "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
     ),
     # add(task_class)
-    pytest.param(
+    "add-str": (
         lambda: structure().add("TaskGreet"),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "add() takes a TreeNode subclass, got 'TaskGreet'",
-            "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
-        ),
-        id="add-str",
+        "add() takes a TreeNode subclass, got 'TaskGreet'",
+        "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
     ),
     # get_node(tag)
-    pytest.param(
+    "get_node-int": (
         lambda: structure().get_node(3),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "get_node() takes a tag, got 3",
-            "pass the node's tag as a string, e.g. get_node('task.report.sections')",
-        ),
-        id="get_node-int",
+        "get_node() takes a tag, got 3",
+        "pass the node's tag as a string, e.g. get_node('task.report.sections')",
     ),
-    pytest.param(
+    "get_node-class": (
         lambda: structure().get_node(TaskGreet),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            f"get_node() takes a tag, got {TaskGreet!r}",
-            "pass the task's tag: get_node('task.greet')",
-        ),
-        id="get_node-class",
+        f"get_node() takes a tag, got {TaskGreet!r}",
+        "pass the task's tag: get_node('task.greet')",
     ),
-    # build(name)
-    pytest.param(
-        lambda: structure().build(name=3),  # type: ignore[arg-type]
-        ExecutionError,
-        "build() takes a string name, got 3\n  hint: e.g. build(name='review run')",
-        id="build-name-int",
-    ),
-    # LLMProvider(models), get(name), config(name), ModelConfig settings
-    pytest.param(
+    # LLMProvider(models)
+    "LLMProvider-models-empty": (
         lambda: LLMProvider({}),
-        StructureError,
-        problem("LLMProvider needs at least one model", PROVIDER_HINT),
-        id="LLMProvider-models-empty",
+        "LLMProvider needs at least one model",
+        PROVIDER_HINT,
     ),
-    pytest.param(
+    "LLMProvider-key-int": (
         lambda: LLMProvider({1: FakeChatModel()}),  # type: ignore[dict-item]
-        StructureError,
-        problem("Model key 1 is not a string", "name each model with a string"),
-        id="LLMProvider-key-int",
+        "Model key 1 is not a string",
+        "name each model with a string",
     ),
-    pytest.param(
+    "LLMProvider-model-str": (
         lambda: LLMProvider({"fast": "gpt-4o"}),
-        StructureError,
-        problem(
-            "Model 'fast': 'gpt-4o' is not a provider string (provider:model)",
-            "name the provider, as LangChain's init_chat_model takes it (e.g. "
-            "'openai:gpt-4o-mini'), or pass a chat model (e.g. ChatOpenAI(model='gpt-4o-mini'))",
-        ),
-        id="LLMProvider-model-str",
+        "Model 'fast': 'gpt-4o' is not a provider string (provider:model)",
+        "name the provider, as LangChain's init_chat_model takes it (e.g. "
+        "'openai:gpt-4o-mini'), or pass a chat model (e.g. ChatOpenAI(model='gpt-4o-mini'))",
     ),
-]
+}
 
 
-@pytest.mark.parametrize(("call", "kind", "message"), CASES)
+@pytest.mark.parametrize(("call", "message", "hint"), ONE_PROBLEM.values(), ids=ONE_PROBLEM)
 def test_a_wrongly_typed_argument_is_a_clear_error(
-    call: Callable[[], object], kind: type[LangTreeError], message: str
+    call: Callable[[], object], message: str, hint: str
 ) -> None:
-    with pytest.raises(kind) as caught:
+    with pytest.raises(StructureError) as caught:
         call()
 
-    assert str(caught.value) == message
+    assert str(caught.value) == problem(message, hint)
+
+
+def test_a_build_name_that_is_not_a_string_is_a_clear_error() -> None:
+    with pytest.raises(ExecutionError) as caught:
+        structure().build(name=3)  # type: ignore[arg-type]
+
+    assert str(caught.value) == (
+        "build() takes a string name, got 3\n  hint: e.g. build(name='review run')"
+    )
 
 
 # Models that are not a dict of models by key, as LLMProvider refuses them.
