@@ -8,12 +8,12 @@ name the same task twice are refused, naming both keys.
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from langtree import (
     ExecutionError,
-    LangTreeError,
     LLMProvider,
     ModelConfig,
     RunStructure,
@@ -59,326 +59,281 @@ SETTINGS = (
     "'asset_folders', 'cache', 'call_timeout', 'deadline', 'journal', 'journal_max_age', "
     "'max_asset_bytes', 'max_concurrency', 'max_retries', 'rate_limit', 'retry', 'usage_limits'"
 )
+WHOLE_NUMBER = "{} must be a whole number, got {}"
+SECONDS = "{} must be a number of seconds above 0 or None, got {}"
+NOT_A_SETTING = f"'workers' is not a run setting; the run settings are {SETTINGS}"
 INPUTS_NOT_A_DICT = "Inputs must be a dict of task classes (or tags) to values, not {!r}"
 INPUTS_HINT = "pass e.g. {TaskGreet: {'field': value}}"
 VARIABLES_HINT = "\n  hint: e.g. variables={'company': 'Acme'}"
+STRUCTURE_PROVIDER_HINT = (
+    "pass the models by key, e.g. RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))"
+)
 PROVIDER_HINT = "pass the models by key, e.g. LLMProvider({'default': ChatOpenAI(...)})"
 MODELS = "the provider's models are 'fast', 'smart'"
 
-CASES = [
+# Calls refused with one problem: the call, the problem's message and its hint.
+ONE_PROBLEM = {
     # RunStructure(config, provider)
-    pytest.param(
+    "RunStructure-provider-str": (
         lambda: RunStructure(provider="gpt-4o"),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's provider must be an LLMProvider or None, got 'gpt-4o'",
-            "pass the models by key, e.g. "
-            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
-        ),
-        id="RunStructure-provider-str",
+        "RunStructure's provider must be an LLMProvider or None, got 'gpt-4o'",
+        STRUCTURE_PROVIDER_HINT,
     ),
-    pytest.param(
+    "RunStructure-provider-class": (
         lambda: RunStructure(provider=LLMProvider),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's provider must be an LLMProvider or None, got "
-            "<class 'langtree.runtime.calls.provider.LLMProvider'>",
-            "pass the models by key, e.g. "
-            "RunStructure(provider=LLMProvider({'default': ChatOpenAI(...)}))",
-        ),
-        id="RunStructure-provider-class",
+        "RunStructure's provider must be an LLMProvider or None, got "
+        "<class 'langtree.runtime.calls.provider.LLMProvider'>",
+        STRUCTURE_PROVIDER_HINT,
     ),
-    pytest.param(
+    "RunStructure-config-list": (
         lambda: RunStructure(["strict"]),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "RunStructure's config must be a dict, a TypeMappingConfig or None, got ['strict']",
-            "pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
-        ),
-        id="RunStructure-config-list",
+        "RunStructure's config must be a dict, a TypeMappingConfig or None, got ['strict']",
+        "pass the settings by name, e.g. RunStructure({'validation_strategy': 'strict'})",
     ),
-    pytest.param(
+    "RunStructure-config-max_concurrency-str": (
         lambda: RunStructure({"max_concurrency": "8"}),
-        StructureError,
-        problem(
-            "max_concurrency must be a whole number, got '8'",
-            "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
-        ),
-        id="RunStructure-config-max_concurrency-str",
+        "max_concurrency must be a whole number, got '8'",
+        "e.g. RunStructure({'call_timeout': 60, 'retry': {'max_retries': 5}})",
     ),
     # add(task_class)
-    pytest.param(
+    "add-str": (
         lambda: structure().add("TaskGreet"),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "add() takes a TreeNode subclass, got 'TaskGreet'",
-            "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
-        ),
-        id="add-str",
+        "add() takes a TreeNode subclass, got 'TaskGreet'",
+        "define the task as 'class TaskName(TreeNode): ...' and pass the class itself",
     ),
     # get_node(tag)
-    pytest.param(
+    "get_node-int": (
         lambda: structure().get_node(3),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "get_node() takes a tag, got 3",
-            "pass the node's tag as a string, e.g. get_node('task.report.sections')",
-        ),
-        id="get_node-int",
+        "get_node() takes a tag, got 3",
+        "pass the node's tag as a string, e.g. get_node('task.report.sections')",
     ),
-    pytest.param(
+    "get_node-class": (
         lambda: structure().get_node(TaskGreet),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            f"get_node() takes a tag, got {TaskGreet!r}",
-            "pass the task's tag: get_node('task.greet')",
-        ),
-        id="get_node-class",
+        f"get_node() takes a tag, got {TaskGreet!r}",
+        "pass the task's tag: get_node('task.greet')",
     ),
-    # plan(inputs)
-    pytest.param(
-        lambda: structure().plan([TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="plan-inputs-list",
-    ),
-    # prompts(inputs, variables)
-    pytest.param(
-        lambda: structure().prompts("Ada"),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
-        id="prompts-inputs-str",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables="Acme"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="prompts-variables-str",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables=[("company", "Acme")]),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'list'" + VARIABLES_HINT,
-        id="prompts-variables-list",
-    ),
-    pytest.param(
-        lambda: structure().prompts(INPUTS, variables={1: "Acme"}),  # type: ignore[dict-item]
-        ExecutionError,
-        "variables are named by strings, got 1" + VARIABLES_HINT,
-        id="prompts-variables-int-name",
-    ),
-    # run(inputs, variables, **options)
-    pytest.param(
-        lambda: structure().run(inputs=[TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="run-inputs-list",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, variables="x"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="run-variables-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_concurrency="8"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="run-max_concurrency-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_retries=2.5),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_retries must be a whole number, got 2.5" + RUN_HINT,
-        id="run-max_retries-float",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, call_timeout="60"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "call_timeout must be a number of seconds above 0 or None, got '60'" + RUN_HINT,
-        id="run-call_timeout-str",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, deadline=[60]),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "deadline must be a number of seconds above 0 or None, got [60]" + RUN_HINT,
-        id="run-deadline-list",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, retry=5),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "retry must be a RetryPolicy or a dict of its fields, got 5" + RUN_HINT,
-        id="run-retry-int",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, usage_limits=500),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "usage_limits must be a UsageLimits or a dict of its fields, got 500" + RUN_HINT,
-        id="run-usage_limits-int",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, max_concurency=8),  # type: ignore[call-arg]
-        ExecutionError,
-        "'max_concurency' is not a run setting; did you mean 'max_concurrency'?" + RUN_HINT,
-        id="run-misspelt-setting",
-    ),
-    pytest.param(
-        lambda: structure().run(INPUTS, workers=8),  # type: ignore[call-arg]
-        ExecutionError,
-        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
-        id="run-unknown-setting",
-    ),
-    # arun(inputs, variables, **options)
-    pytest.param(
-        lambda: asyncio.run(structure().arun("Ada")),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("str"), INPUTS_HINT),
-        id="arun-inputs-str",
-    ),
-    pytest.param(
-        lambda: asyncio.run(structure().arun(INPUTS, variables=3)),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'int'" + VARIABLES_HINT,
-        id="arun-variables-int",
-    ),
-    pytest.param(
-        lambda: asyncio.run(structure().arun(INPUTS, max_concurrency="8")),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="arun-max_concurrency-str",
-    ),
-    # build(variables, name, **options), checked when built, and its runnable's input
-    pytest.param(
-        lambda: structure().build("Acme"),  # type: ignore[arg-type]
-        ExecutionError,
-        "variables must be a dict of names to values, not 'str'" + VARIABLES_HINT,
-        id="build-variables-str",
-    ),
-    pytest.param(
-        lambda: structure().build(name=3),  # type: ignore[arg-type]
-        ExecutionError,
-        "build() takes a string name, got 3\n  hint: e.g. build(name='review run')",
-        id="build-name-int",
-    ),
-    pytest.param(
-        lambda: structure().build(max_concurrency="8"),  # type: ignore[typeddict-item]
-        ExecutionError,
-        "max_concurrency must be a whole number, got '8'" + RUN_HINT,
-        id="build-max_concurrency-str",
-    ),
-    pytest.param(
-        lambda: structure().build(workers=8),  # type: ignore[call-arg]
-        ExecutionError,
-        f"'workers' is not a run setting; the run settings are {SETTINGS}" + RUN_HINT,
-        id="build-unknown-setting",
-    ),
-    pytest.param(
-        lambda: structure().build().invoke([TaskGreet]),  # type: ignore[arg-type]
-        StructureError,
-        problem(INPUTS_NOT_A_DICT.format("list"), INPUTS_HINT),
-        id="build-invoke-list",
-    ),
-    # LLMProvider(models), get(name), config(name), ModelConfig settings
-    pytest.param(
-        lambda: LLMProvider("gpt-4o"),  # type: ignore[arg-type]
-        StructureError,
-        problem("LLMProvider takes a dict of models by key, got 'gpt-4o'", PROVIDER_HINT),
-        id="LLMProvider-models-str",
-    ),
-    pytest.param(
-        lambda: LLMProvider(None),  # type: ignore[arg-type]
-        StructureError,
-        problem("LLMProvider takes a dict of models by key, got None", PROVIDER_HINT),
-        id="LLMProvider-models-None",
-    ),
-    pytest.param(
-        lambda: LLMProvider([("fast", FakeChatModel)]),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            f"LLMProvider takes a dict of models by key, got [('fast', {FakeChatModel!r})]",
-            PROVIDER_HINT,
-        ),
-        id="LLMProvider-models-list",
-    ),
-    pytest.param(
+    # LLMProvider(models)
+    "LLMProvider-models-empty": (
         lambda: LLMProvider({}),
-        StructureError,
-        problem("LLMProvider needs at least one model", PROVIDER_HINT),
-        id="LLMProvider-models-empty",
+        "LLMProvider needs at least one model",
+        PROVIDER_HINT,
     ),
-    pytest.param(
+    "LLMProvider-key-int": (
         lambda: LLMProvider({1: FakeChatModel()}),  # type: ignore[dict-item]
-        StructureError,
-        problem("Model key 1 is not a string", "name each model with a string"),
-        id="LLMProvider-key-int",
+        "Model key 1 is not a string",
+        "name each model with a string",
     ),
-    pytest.param(
+    "LLMProvider-model-str": (
         lambda: LLMProvider({"fast": "gpt-4o"}),
-        StructureError,
-        problem(
-            "Model 'fast': 'gpt-4o' is not a provider string (provider:model)",
-            "name the provider, as LangChain's init_chat_model takes it (e.g. "
-            "'openai:gpt-4o-mini'), or pass a chat model (e.g. ChatOpenAI(model='gpt-4o-mini'))",
-        ),
-        id="LLMProvider-model-str",
+        "Model 'fast': 'gpt-4o' is not a provider string (provider:model)",
+        "name the provider, as LangChain's init_chat_model takes it (e.g. "
+        "'openai:gpt-4o-mini'), or pass a chat model (e.g. ChatOpenAI(model='gpt-4o-mini'))",
     ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), retry=3)}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': retry must be a RetryPolicy or None, got 3",
-            "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
-        ),
-        id="ModelConfig-retry-int",
-    ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), call_timeout="60")}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': call_timeout must be a number of seconds above 0 or None, got '60'",
-            "e.g. ModelConfig(model, call_timeout=60)",
-        ),
-        id="ModelConfig-call_timeout-str",
-    ),
-    pytest.param(
-        lambda: LLMProvider({"fast": ModelConfig(FakeChatModel(), method=1)}),  # type: ignore[arg-type]
-        StructureError,
-        problem(
-            "Model 'fast': method must be one of 'auto', 'function_calling', 'json_schema', "
-            "'json_mode', got 1",
-            "use 'auto'",
-        ),
-        id="ModelConfig-method-int",
-    ),
-    pytest.param(
-        lambda: provider().get(0),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key 0 is not a string", MODELS),
-        id="LLMProvider.get-int",
-    ),
-    pytest.param(
-        lambda: provider().get(["fast"]),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key ['fast'] is not a string", MODELS),
-        id="LLMProvider.get-list",
-    ),
-    pytest.param(
-        lambda: provider().config(0),  # type: ignore[arg-type]
-        StructureError,
-        problem("Model key 0 is not a string", MODELS),
-        id="LLMProvider.config-int",
-    ),
-]
+}
 
 
-@pytest.mark.parametrize(("call", "kind", "message"), CASES)
+@pytest.mark.parametrize(("call", "message", "hint"), ONE_PROBLEM.values(), ids=ONE_PROBLEM)
 def test_a_wrongly_typed_argument_is_a_clear_error(
-    call: Callable[[], object], kind: type[LangTreeError], message: str
+    call: Callable[[], object], message: str, hint: str
 ) -> None:
-    with pytest.raises(kind) as caught:
+    with pytest.raises(StructureError) as caught:
         call()
 
-    assert str(caught.value) == message
+    assert str(caught.value) == problem(message, hint)
+
+
+def test_a_build_name_that_is_not_a_string_is_a_clear_error() -> None:
+    with pytest.raises(ExecutionError) as caught:
+        structure().build(name=3)  # type: ignore[arg-type]
+
+    assert str(caught.value) == (
+        "build() takes a string name, got 3\n  hint: e.g. build(name='review run')"
+    )
+
+
+# Models that are not a dict of models by key, as LLMProvider refuses them.
+NOT_MODELS = {
+    "LLMProvider-models-str": "gpt-4o",
+    "LLMProvider-models-None": None,
+    "LLMProvider-models-list": [("fast", FakeChatModel)],
+}
+
+
+@pytest.mark.parametrize("models", NOT_MODELS.values(), ids=NOT_MODELS)
+def test_models_that_are_not_a_dict_are_a_clear_error(models: object) -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider(models)  # type: ignore[arg-type]
+
+    assert str(caught.value) == problem(
+        f"LLMProvider takes a dict of models by key, got {models!r}", PROVIDER_HINT
+    )
+
+
+# ModelConfig settings refused: the settings, what the message says of them, the hint.
+BAD_MODEL_SETTINGS = {
+    "ModelConfig-retry-int": (
+        {"retry": 3},
+        "retry must be a RetryPolicy or None, got 3",
+        "e.g. ModelConfig(model, retry=RetryPolicy(max_retries=5))",
+    ),
+    "ModelConfig-call_timeout-str": (
+        {"call_timeout": "60"},
+        SECONDS.format("call_timeout", "'60'"),
+        "e.g. ModelConfig(model, call_timeout=60)",
+    ),
+    "ModelConfig-method-int": (
+        {"method": 1},
+        "method must be one of 'auto', 'function_calling', 'json_schema', 'json_mode', got 1",
+        "use 'auto'",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "message", "hint"), BAD_MODEL_SETTINGS.values(), ids=BAD_MODEL_SETTINGS
+)
+def test_a_wrongly_typed_model_setting_is_a_clear_error(
+    settings: dict[str, Any], message: str, hint: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        LLMProvider({"fast": ModelConfig(FakeChatModel(), **settings)})
+
+    assert str(caught.value) == problem(f"Model 'fast': {message}", hint)
+
+
+# Model keys that are not strings: the provider's method that looks a model up, the key.
+NOT_KEYS = {
+    "LLMProvider.get-int": ("get", 0),
+    "LLMProvider.get-list": ("get", ["fast"]),
+    "LLMProvider.config-int": ("config", 0),
+}
+
+
+@pytest.mark.parametrize(("method", "key"), NOT_KEYS.values(), ids=NOT_KEYS)
+def test_a_model_key_that_is_not_a_string_is_a_clear_error(method: str, key: object) -> None:
+    with pytest.raises(StructureError) as caught:
+        getattr(provider(), method)(key)
+
+    assert str(caught.value) == problem(f"Model key {key!r} is not a string", MODELS)
+
+
+# Each method that takes the inputs, called on them as a user calls it.
+ON_INPUTS: dict[str, Callable[[RunStructure, Any], object]] = {
+    "plan": lambda built, inputs: built.plan(inputs),
+    "prompts": lambda built, inputs: built.prompts(inputs),
+    "run": lambda built, inputs: built.run(inputs),
+    "arun": lambda built, inputs: asyncio.run(built.arun(inputs)),
+    "build-invoke": lambda built, inputs: built.build().invoke(inputs),
+}
+# Inputs that are not a dict: the method, the inputs, and the type the message names.
+NOT_A_DICT = {
+    "plan-inputs-list": ("plan", [TaskGreet], "list"),
+    "prompts-inputs-str": ("prompts", "Ada", "str"),
+    "run-inputs-list": ("run", [TaskGreet], "list"),
+    "arun-inputs-str": ("arun", "Ada", "str"),
+    "build-invoke-list": ("build-invoke", [TaskGreet], "list"),
+}
+
+
+@pytest.mark.parametrize(("method", "inputs", "kind"), NOT_A_DICT.values(), ids=NOT_A_DICT)
+def test_inputs_that_are_not_a_dict_are_a_clear_error(
+    method: str, inputs: object, kind: str
+) -> None:
+    with pytest.raises(StructureError) as caught:
+        ON_INPUTS[method](structure(), inputs)
+
+    assert str(caught.value) == problem(INPUTS_NOT_A_DICT.format(kind), INPUTS_HINT)
+
+
+# Each method that takes the external variables, called with them on the inputs.
+WITH_VARIABLES: dict[str, Callable[[RunStructure, Any], object]] = {
+    "prompts": lambda built, variables: built.prompts(INPUTS, variables=variables),
+    "run": lambda built, variables: built.run(INPUTS, variables=variables),
+    "arun": lambda built, variables: asyncio.run(built.arun(INPUTS, variables=variables)),
+    "build": lambda built, variables: built.build(variables),
+}
+VARIABLES_NOT_A_DICT = "variables must be a dict of names to values, not {!r}"
+# Variables refused: the method, the variables, and the message.
+BAD_VARIABLES = {
+    "prompts-variables-str": ("prompts", "Acme", VARIABLES_NOT_A_DICT.format("str")),
+    "prompts-variables-list": (
+        "prompts",
+        [("company", "Acme")],
+        VARIABLES_NOT_A_DICT.format("list"),
+    ),
+    "prompts-variables-int-name": ("prompts", {1: "Acme"}, "variables are named by strings, got 1"),
+    "run-variables-str": ("run", "x", VARIABLES_NOT_A_DICT.format("str")),
+    "arun-variables-int": ("arun", 3, VARIABLES_NOT_A_DICT.format("int")),
+    "build-variables-str": ("build", "Acme", VARIABLES_NOT_A_DICT.format("str")),
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "variables", "message"), BAD_VARIABLES.values(), ids=BAD_VARIABLES
+)
+def test_wrongly_typed_variables_are_a_clear_error(
+    method: str, variables: object, message: str
+) -> None:
+    with pytest.raises(ExecutionError) as caught:
+        WITH_VARIABLES[method](structure(), variables)
+
+    assert str(caught.value) == message + VARIABLES_HINT
+
+
+# Each method that takes run settings, called with them (on the inputs, where it takes them).
+WITH_SETTINGS: dict[str, Callable[[RunStructure, dict[str, Any]], object]] = {
+    "run": lambda built, settings: built.run(INPUTS, **settings),
+    "arun": lambda built, settings: asyncio.run(built.arun(INPUTS, **settings)),
+    "build": lambda built, settings: built.build(**settings),
+}
+# Run settings refused: the method, the settings, and the message.
+BAD_SETTINGS = {
+    "run-max_concurrency-str": (
+        "run",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "run-max_retries-float": ("run", {"max_retries": 2.5}, WHOLE_NUMBER.format("max_retries", 2.5)),
+    "run-call_timeout-str": ("run", {"call_timeout": "60"}, SECONDS.format("call_timeout", "'60'")),
+    "run-deadline-list": ("run", {"deadline": [60]}, SECONDS.format("deadline", [60])),
+    "run-retry-int": (
+        "run",
+        {"retry": 5},
+        "retry must be a RetryPolicy or a dict of its fields, got 5",
+    ),
+    "run-usage_limits-int": (
+        "run",
+        {"usage_limits": 500},
+        "usage_limits must be a UsageLimits or a dict of its fields, got 500",
+    ),
+    "run-misspelt-setting": (
+        "run",
+        {"max_concurency": 8},
+        "'max_concurency' is not a run setting; did you mean 'max_concurrency'?",
+    ),
+    "run-unknown-setting": ("run", {"workers": 8}, NOT_A_SETTING),
+    "arun-max_concurrency-str": (
+        "arun",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "build-max_concurrency-str": (
+        "build",
+        {"max_concurrency": "8"},
+        WHOLE_NUMBER.format("max_concurrency", "'8'"),
+    ),
+    "build-unknown-setting": ("build", {"workers": 8}, NOT_A_SETTING),
+}
+
+
+@pytest.mark.parametrize(("method", "settings", "message"), BAD_SETTINGS.values(), ids=BAD_SETTINGS)
+def test_a_wrongly_typed_run_setting_is_a_clear_error(
+    method: str, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ExecutionError) as caught:
+        WITH_SETTINGS[method](structure(), settings)
+
+    assert str(caught.value) == message + RUN_HINT
 
 
 def twice(first: str, second: str) -> str:
@@ -406,16 +361,8 @@ TWICE = [
     ),
 ]
 
-METHODS = [
-    pytest.param(lambda built, inputs: built.plan(inputs), id="plan"),
-    pytest.param(lambda built, inputs: built.prompts(inputs), id="prompts"),
-    pytest.param(lambda built, inputs: built.run(inputs), id="run"),
-    pytest.param(lambda built, inputs: asyncio.run(built.arun(inputs)), id="arun"),
-    pytest.param(lambda built, inputs: built.build().invoke(inputs), id="build-invoke"),
-]
 
-
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ON_INPUTS.values(), ids=ON_INPUTS)
 @pytest.mark.parametrize(("inputs", "message"), TWICE)
 def test_a_task_given_twice_in_the_inputs_is_refused_naming_both_keys(
     method: Callable[[RunStructure, object], object], inputs: dict[object, object], message: str

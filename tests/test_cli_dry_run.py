@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES, REVIEWS, refused, shown, write
 
 from langtree.cli import main
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 def test_dry_run_prints_the_cost_and_calls_nothing(
@@ -19,7 +17,7 @@ def test_dry_run_prints_the_cost_and_calls_nothing(
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(EXAMPLES / "inputs" / "review_rating.json"),
             "--dry-run",
@@ -48,7 +46,7 @@ def test_dry_run_of_a_dataset_is_refused(
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(rows),
             "--dry-run",
@@ -98,50 +96,40 @@ STEPS = (
 )
 
 
-def pitch_dry_run(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, *model: str
-) -> tuple[int, str, str]:
-    tree = tmp_path / "pitch.py"
-    tree.write_text(textwrap.dedent(PITCH))
-    (tmp_path / "models.py").write_text(textwrap.dedent(MODELS))
-    inputs = tmp_path / "pitch.json"
-    inputs.write_text('{"product": "Kettle"}')
-    status = main(["run", f"{tree}:TaskPitch", "--input", str(inputs), "--dry-run", *model])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+def pitch_dry_run(tmp_path: Path, *model: str) -> list[str]:
+    """The arguments of a dry run of the pitch, its files written to ``tmp_path``; a
+    ``{models}`` in ``model`` stands for the path of its models module."""
+    tree = write(tmp_path, "pitch.py", PITCH)
+    models = write(tmp_path, "models.py", MODELS)
+    inputs = write(tmp_path, "pitch.json", '{"product": "Kettle"}')
+    model_arguments = [part.format(models=models) for part in model]
+    return ["run", f"{tree}:TaskPitch", "--input", str(inputs), "--dry-run", *model_arguments]
 
 
-def test_dry_run_files_the_default_model_under_the_providers_key(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("model", "default_key"),
+    [
+        pytest.param(["--model", "{models}:provider"], "fast", id="the-providers-key"),
+        # Without a provider of the user's, the CLI gives its one model the keys the steps
+        # name, "default" for the steps that name none.
+        pytest.param([], "default", id="no-model"),
+        pytest.param(["--model", "fake"], "default", id="fake"),
+    ],
+)
+def test_dry_run_files_the_default_model_under_its_key(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: list[str], default_key: str
 ) -> None:
-    status, out, err = pitch_dry_run(
-        capsys, tmp_path, "--model", f"{tmp_path / 'models.py'}:provider"
-    )
+    status, out, err = shown(capsys, *pitch_dry_run(tmp_path, *model))
 
     assert (status, err) == (0, "")
-    assert out == STEPS + "| `fast` | 1 | 1 | 106 | 0 |\n| `smart` | 1 | 1 | 116 | 0 |\n"
-
-
-@pytest.mark.parametrize("model", [[], ["--model", "fake"]], ids=["no-model", "fake"])
-def test_dry_run_files_the_default_model_under_default_as_the_cli_names_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: list[str]
-) -> None:
-    # Without a provider of the user's, the CLI gives its one model the keys the steps
-    # name, "default" for the steps that name none.
-    status, out, err = pitch_dry_run(capsys, tmp_path, *model)
-
-    assert (status, err) == (0, "")
-    assert out == STEPS + "| `default` | 1 | 1 | 106 | 0 |\n| `smart` | 1 | 1 | 116 | 0 |\n"
+    assert out == STEPS + f"| `{default_key}` | 1 | 1 | 106 | 0 |\n| `smart` | 1 | 1 | 116 | 0 |\n"
 
 
 def test_dry_run_refuses_a_provider_without_a_key_a_step_names_as_the_run_does(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    status, out, err = pitch_dry_run(
-        capsys, tmp_path, "--model", f"{tmp_path / 'models.py'}:lacking"
-    )
+    err = refused(capsys, *pitch_dry_run(tmp_path, "--model", "{models}:lacking"))
 
-    assert (status, out) == (2, "")
     assert err == (
         "langtree: error: LangTree found 1 problem:\n\n"
         "error: Model 'smart' is not in the provider\n"

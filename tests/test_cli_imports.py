@@ -4,14 +4,12 @@
 ``langtree`` script or as ``python -m langtree``."""
 
 import json
-import os
-import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from command_line import run_python, write
 
 from langtree.cli import main
 
@@ -57,13 +55,6 @@ def working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
             del sys.modules[name]
 
 
-def write(folder: Path, name: str, source: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(textwrap.dedent(source))
-    return path
-
-
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """A tree in a folder that is not the working folder, importing a module beside it."""
@@ -71,15 +62,17 @@ def tree(tmp_path: Path) -> Path:
     return write(tmp_path / "trees", "parcel.py", TREE)
 
 
+# Each command that imports a tree, with ``{tree}`` for the tree file's path.
+COMMANDS = [
+    pytest.param(["check", "{tree}"], id="check"),
+    pytest.param(["graph", "{tree}"], id="graph"),
+    pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
+    pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
+]
+
+
 @pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(["check", "{tree}"], id="check"),
-        pytest.param(["check", "{folder}"], id="check-folder"),
-        pytest.param(["graph", "{tree}"], id="graph"),
-        pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
-        pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
-    ],
+    "command", [*COMMANDS, pytest.param(["check", "{folder}"], id="check-folder")]
 )
 def test_a_tree_file_imports_the_modules_beside_it(
     working_folder: Path, tree: Path, command: list[str], capsys: pytest.CaptureFixture[str]
@@ -116,15 +109,7 @@ def test_a_model_file_imports_the_modules_beside_it(
     assert status == 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(["check", "{tree}"], id="check"),
-        pytest.param(["graph", "{tree}"], id="graph"),
-        pytest.param(["prompts", "{tree}:TaskLabel"], id="prompts"),
-        pytest.param(["run", "{tree}:TaskLabel", "--model", "fake"], id="run"),
-    ],
-)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_config_module_in_the_working_folder_is_found(
     working_folder: Path, tree: Path, command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,16 +144,9 @@ def test_the_langtree_script_finds_a_model_module_in_the_working_folder(
     )
     work = tmp_path / "work"
     write(work, "my_models.py", MODELS)
-    repository = Path(__file__).parent.parent
 
-    finished = subprocess.run(
-        [sys.executable, str(script), "run", f"{tree}:TaskLabel", "--model", "my_models:provider"],
-        cwd=work,
-        env={**os.environ, "PYTHONPATH": str(repository)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    finished = run_python(
+        [str(script), "run", f"{tree}:TaskLabel", "--model", "my_models:provider"], cwd=work
     )
 
     assert finished.returncode == 0, finished.stderr

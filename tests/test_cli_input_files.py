@@ -8,12 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from command_line import REVIEWS, refused, shown
 
-from langtree.cli import main
 from langtree.cli.inputs import MAX_INPUT_BYTES
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEWS = EXAMPLES / "review_rating.py"
 LIMIT = 100 * 1024 * 1024
 """The largest inputs or settings file, and the longest row, that a command reads."""
 
@@ -28,13 +26,6 @@ LARGE_INPUTS_HINT = (
     "no model takes 100 MiB in one request\n"
 )
 LARGE_CONFIG_HINT = "  hint: give --config the file of the settings, which take a few lines\n"
-
-
-def shown(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    """The exit status, standard output and standard error of ``langtree argv...``."""
-    status = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def run_rows(rows: Path, output: Path) -> list[object]:
@@ -106,9 +97,8 @@ def test_an_input_file_that_is_not_a_regular_file_within_the_limit_is_refused(
 ) -> None:
     path = make(tmp_path / "inputs.json")
 
-    status, out, err = shown(capsys, *command, "--input", path)
+    err = refused(capsys, *command, "--input", path)
 
-    assert (status, out) == (2, "")
     assert err == f"langtree: error: Cannot read inputs from {str(path)!r}: " + why.format(
         subject="inputs", large=LARGE_INPUTS_HINT
     )
@@ -117,9 +107,8 @@ def test_an_input_file_that_is_not_a_regular_file_within_the_limit_is_refused(
 def test_dev_zero_named_as_it_is_is_refused_as_an_input_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status, out, err = shown(capsys, "prompts", REVIEWS, "--input", "/dev/zero")
+    err = refused(capsys, "prompts", REVIEWS, "--input", "/dev/zero")
 
-    assert (status, out) == (2, "")
     assert err == (
         "langtree: error: Cannot read inputs from '/dev/zero': it is a character device, not "
         "a file\n" + SPECIAL_HINT.format(subject="inputs")
@@ -137,9 +126,8 @@ def test_a_config_file_that_is_not_a_regular_file_within_the_limit_is_refused(
 ) -> None:
     path = make(tmp_path / "settings.json")
 
-    status, out, err = shown(capsys, command, REVIEWS, "--config", path)
+    err = refused(capsys, command, REVIEWS, "--config", path)
 
-    assert (status, out) == (2, "")
     assert err == f"langtree: error: Cannot read --config settings from {str(path)!r}: " + (
         why.format(subject="--config settings", large=LARGE_CONFIG_HINT)
     )
@@ -150,17 +138,13 @@ ROWS_NOT_READ = {name: NOT_READ[name] for name in ("missing", "folder", "named-p
 
 @pytest.mark.parametrize(("make", "why"), ROWS_NOT_READ.values(), ids=ROWS_NOT_READ)
 def test_a_dataset_that_is_not_a_regular_file_is_refused_before_any_call(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    make: Callable[[Path], Path],
-    why: str,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Callable[[Path], Path], why: str
 ) -> None:
     path = make(tmp_path / "rows.jsonl")
     output = tmp_path / "results.jsonl"
 
-    status, out, err = shown(capsys, *run_rows(path, output))
+    err = refused(capsys, *run_rows(path, output))
 
-    assert (status, out) == (2, "")
     assert err == f"langtree: error: Cannot read rows from {str(path)!r}: " + why.format(
         subject="rows"
     )
@@ -176,9 +160,8 @@ def test_a_dataset_line_longer_than_the_limit_is_refused_before_any_call(
     os.truncate(path, len(first) + LIMIT + 1)  # a second line of zero bytes, no newline
     output = tmp_path / "results.jsonl"
 
-    status, out, err = shown(capsys, *run_rows(path, output))
+    err = refused(capsys, *run_rows(path, output))
 
-    assert (status, out) == (2, "")
     assert err == (
         f"langtree: error: Cannot read the row at {str(path)!r}, line 2: it holds more than "
         f"the {LIMIT:,} bytes (100 MiB) that a row may hold\n" + LARGE_INPUTS_HINT
@@ -192,11 +175,8 @@ def test_a_dataset_line_that_is_not_utf8_is_refused_with_its_line(
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b'{"review": "fine"}\n' + '{"review": "Gr\u00fcn"}\n'.encode("latin-1"))
 
-    status, out, err = shown(
-        capsys, "run", f"{REVIEWS}:TaskRateReview", "--input", path, "--model", "fake"
-    )
+    err = refused(capsys, "run", f"{REVIEWS}:TaskRateReview", "--input", path, "--model", "fake")
 
-    assert (status, out) == (2, "")
     assert err == (
         f"langtree: error: Cannot read the row at {str(path)!r}, line 2: it is not UTF-8 text "
         "(byte 0xfc at position 14)\n"

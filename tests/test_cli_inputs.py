@@ -1,16 +1,14 @@
 """``langtree --version``, ``graph --input``, and runs refused for inputs only the caller has."""
 
 import json
-import textwrap
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES, REVIEWS, refused, shown, write
 
 from langtree._version import DISTRIBUTION
 from langtree.cli import main
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 PHOTO = json.loads((EXAMPLES / "inputs" / "product_photo.json").read_text())["TaskDescribeProduct"][
     "photo"
@@ -39,18 +37,6 @@ class TaskCaption(TreeNode):
 '''
 
 
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    status = main(list(arguments))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["--version"])
@@ -62,10 +48,10 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
 def test_graph_draws_the_fields_the_inputs_give_as_known(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status, out, err = run(
+    status, out, err = shown(
         capsys,
         "graph",
-        str(EXAMPLES / "review_rating.py"),
+        str(REVIEWS),
         "--input",
         str(EXAMPLES / "inputs" / "review_rating.json"),
     )
@@ -102,11 +88,8 @@ def test_graph_reports_inputs_that_do_not_fit(
 ) -> None:
     path = write(tmp_path, "inputs.json", text)
 
-    status, out, err = run(
-        capsys, "graph", str(EXAMPLES / "review_rating.py"), "--input", str(path)
-    )
+    err = refused(capsys, "graph", str(REVIEWS), "--input", str(path))
 
-    assert (status, out) == (2, "")
     assert err == "langtree: error: " + message.format(path=str(path))
 
 
@@ -118,31 +101,22 @@ MISSING = (
 )
 
 
+@pytest.mark.parametrize(
+    ("task", "example"),
+    [
+        # The example of a whole tree's inputs names each task; one task's are its own.
+        pytest.param("", '{"TaskDescribeProduct": {"photo": "...", "back": "..."}}', id="tree"),
+        pytest.param(":TaskDescribeProduct", '{"photo": "...", "back": "..."}', id="one-task"),
+    ],
+)
 def test_a_run_without_the_inputs_it_needs_is_refused_before_any_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, example: str
 ) -> None:
     tree = write(tmp_path, "shop.py", SHOP)
 
-    status, out, err = run(capsys, "run", str(tree), "--model", "fake")
+    err = refused(capsys, "run", f"{tree}{task}", "--model", "fake")
 
-    assert (status, out) == (2, "")
-    assert err == MISSING + (
-        "  hint: pass them with --input FILE.json, e.g. "
-        '{"TaskDescribeProduct": {"photo": "...", "back": "..."}}\n'
-    )
-
-
-def test_a_run_of_one_task_asks_for_its_own_values(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    tree = write(tmp_path, "shop.py", SHOP)
-
-    status, out, err = run(capsys, "run", f"{tree}:TaskDescribeProduct", "--model", "fake")
-
-    assert (status, out) == (2, "")
-    assert err == MISSING + (
-        '  hint: pass them with --input FILE.json, e.g. {"photo": "...", "back": "..."}\n'
-    )
+    assert err == MISSING + f"  hint: pass them with --input FILE.json, e.g. {example}\n"
 
 
 def test_an_input_file_that_lacks_them_is_named(
@@ -151,11 +125,10 @@ def test_an_input_file_that_lacks_them_is_named(
     tree = write(tmp_path, "shop.py", SHOP)
     inputs = write(tmp_path, "kettle.json", '{"name": "Kettle K2", "back": null}')
 
-    status, out, err = run(
+    err = refused(
         capsys, "run", f"{tree}:TaskDescribeProduct", "--input", str(inputs), "--model", "fake"
     )
 
-    assert (status, out) == (2, "")
     assert err == (
         "langtree: error: Missing input(s): no step generates them and nothing else gives "
         "them a value\n"
@@ -172,7 +145,7 @@ def test_a_run_with_the_inputs_it_needs_runs(
     inputs.write_text(json.dumps({"TaskDescribeProduct": {"photo": PHOTO, "back": None}}))
 
     # TaskCaption's photo is written by TaskDescribeProduct's mapping: nothing to give.
-    status, out, _ = run(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
+    status, out, _ = shown(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
 
     assert status == 0
     assert set(json.loads(out)) == {"TaskDescribeProduct", "TaskCaption"}
@@ -190,16 +163,15 @@ def test_a_run_whose_fields_can_all_be_generated_needs_no_input(
         "    text: str\n"
     )
 
-    status, out, _ = run(capsys, "run", str(tree), "--model", "fake")
+    status, out, _ = shown(capsys, "run", str(tree), "--model", "fake")
 
     assert status == 0
     assert set(json.loads(out)["TaskStory"]) == {"title", "text"}
 
 
 def test_a_field_marked_input_is_never_invented(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "run", str(EXAMPLES / "review_rating.py"), "--model", "fake")
+    err = refused(capsys, "run", str(REVIEWS), "--model", "fake")
 
-    assert (status, out) == (2, "")
     assert err == (
         "langtree: error: Missing input(s): no step generates them and nothing else gives them "
         "a value\n"
@@ -221,9 +193,8 @@ def test_a_path_in_an_input_file_is_read_only_from_the_folders_config_names(
     config = tmp_path / "settings.json"
     config.write_text(json.dumps({"asset_folders": [str(photos)]}))
 
-    status, out, err = run(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
+    err = refused(capsys, "run", str(tree), "--input", str(inputs), "--model", "fake")
 
-    assert (status, out) == (2, "")
     assert err == (
         f"langtree: error: The asset file {photo!r} of 'TaskCaption.photo' is "
         "not in a folder that asset_folders names (it names none)\n"
@@ -233,7 +204,7 @@ def test_a_path_in_an_input_file_is_read_only_from_the_folders_config_names(
         "URL, bytes or a data: URI\n"
     )
 
-    status, out, err = run(
+    status, out, err = shown(
         capsys, "run", str(tree), "--input", str(inputs), "--model", "fake", "--config", str(config)
     )
 

@@ -10,12 +10,11 @@ import socket
 from pathlib import Path
 
 import pytest
+from command_line import EXAMPLES, REVIEWS
 
 from langtree.cli import main
 from langtree.cli.run import _show
 from langtree.cli.terminal import colours
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 class Terminal(io.StringIO):
@@ -30,7 +29,7 @@ def test_the_final_line_counts_every_call_made(capsys: pytest.CaptureFixture[str
     status = main(
         [
             "run",
-            f"{EXAMPLES / 'review_rating.py'}:TaskRateReview",
+            f"{REVIEWS}:TaskRateReview",
             "--input",
             str(inputs),
             "--model",

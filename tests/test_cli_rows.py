@@ -7,21 +7,24 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from command_line import REVIEWS, ROOT, refused, run_python, shown, write
 
-from langtree.cli import main
-
-ROOT = Path(__file__).parent.parent
-REVIEWS = ROOT / "examples" / "review_rating.py"
 TARGET = f"{REVIEWS}:TaskRateReview"
 PROGRESS = re.compile(
     r"^langtree: (\d+)/(\d+) rows(?: \((\d+) failed\))?, (\d+) calls(?: \(\+(\d+) replayed\))?, "
     r"[\d,]+ tokens, (done|ETA \d+m\d\ds), \d+\.\d\ds wall time$"
+)
+
+
+# What a usage error says of an --output file that holds something else than this run's
+# results.
+OUTPUT_HINT = (
+    "\n  hint: give --output a new file, or the file an earlier run of the same dataset wrote\n"
 )
 
 
@@ -35,9 +38,7 @@ def write_rows(path: Path, count: int, *, broken: int | None = None) -> Path:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    status = main(["run", *arguments])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return shown(capsys, "run", *arguments)
 
 
 def results(path: Path) -> list[dict[str, object]]:
@@ -95,28 +96,45 @@ def test_running_again_skips_the_rows_the_output_holds(
     assert progress.group(1, 2) == ("10", "10")
 
 
+# The start of the review's model modules below: an answer to every field of a request.
+ANSWERING = """
+import asyncio
+import os
+
+from langtree import LLMProvider
+from langtree.testing import FakeChatModel
+
+
+def answer(request):
+    return {name: ("recommend" if name == "verdict" else 3 if name == "rating" else "x")
+            for name in request.fields}
+"""
+
+
+def answering_models(reply: str, latency: float | None = None) -> str:
+    """A model module for the review: ``ANSWERING``, then ``reply`` (the source of a
+    responder of that name, which may call ``answer``) and the ``provider`` of a fake
+    model that answers through it, after ``latency`` seconds if given."""
+    waiting = "" if latency is None else f", latency={latency}"
+    model = f"FakeChatModel(responder=reply{waiting})"
+    return f'{ANSWERING}\n\n{reply}\n\nprovider = LLMProvider({{"default": {model}}})\n'
+
+
+# Models that refuse the reviews marked BROKEN.
+PICKY_MODELS = answering_models(
+    """
+def reply(request):
+    if "BROKEN" in request.text:
+        raise ValueError("the provider refuses this review")
+    return answer(request)
+"""
+)
+
+
 def test_a_failed_row_is_an_error_line_and_the_exit_status_is_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = tmp_path / "picky_models.py"
-    models.write_text(
-        textwrap.dedent(
-            """
-            from langtree import LLMProvider
-            from langtree.testing import FakeChatModel
-
-
-            def reply(request):
-                if "BROKEN" in request.text:
-                    raise ValueError("the provider refuses this review")
-                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                        else "x") for name in request.fields}
-
-
-            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-            """
-        )
-    )
+    models = write(tmp_path, "picky_models.py", PICKY_MODELS)
     rows = write_rows(tmp_path / "rows.jsonl", 4, broken=2)
     output = tmp_path / "results.jsonl"
 
@@ -169,9 +187,8 @@ def test_a_bad_row_file_is_a_usage_error_before_any_call(
     rows = tmp_path / "rows.jsonl"
     rows.write_text(content)
 
-    status, out, err = run_cli(capsys, TARGET, "--input", str(rows), "--model", "fake")
+    err = refused(capsys, "run", TARGET, "--input", str(rows), "--model", "fake")
 
-    assert (status, out) == (2, "")
     assert err == f"langtree: error: {message.format(path=rows)}\n"
 
 
@@ -206,15 +223,12 @@ def test_an_output_file_that_is_not_results_is_a_usage_error(
     output = tmp_path / "notes.jsonl"
     output.write_text('{"note": "mine"}\n')
 
-    status, _, err = run_cli(
-        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    err = refused(
+        capsys, "run", TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
     )
 
-    assert status == 2
     assert err == (
-        f"langtree: error: {str(output)!r}, line 1 is not a result of langtree run\n"
-        "  hint: give --output a new file, or the file an earlier run of the same dataset "
-        "wrote\n"
+        f"langtree: error: {str(output)!r}, line 1 is not a result of langtree run{OUTPUT_HINT}"
     )
     assert output.read_text() == '{"note": "mine"}\n'
 
@@ -224,19 +238,10 @@ def test_an_output_file_that_is_not_results_is_a_usage_error(
     [
         pytest.param(
             7,
-            "{output!r} holds results of rows past the last row of {rows!r} (7): it has 4 "
-            "row(s)\n"
-            "  hint: give --output a new file, or the file an earlier run of the same "
-            "dataset wrote",
+            "{output!r} holds results of rows past the last row of {rows!r} (7): it has 4 row(s)",
             id="past-the-end",
         ),
-        pytest.param(
-            -1,
-            "{output!r}, line 2 is not a result of langtree run\n"
-            "  hint: give --output a new file, or the file an earlier run of the same "
-            "dataset wrote",
-            id="negative",
-        ),
+        pytest.param(-1, "{output!r}, line 2 is not a result of langtree run", id="negative"),
     ],
 )
 def test_results_of_rows_the_input_does_not_have_are_a_usage_error_before_any_call(
@@ -247,12 +252,12 @@ def test_results_of_rows_the_input_does_not_have_are_a_usage_error_before_any_ca
     kept = '{"row": 0, "output": {}}\n' + json.dumps({"row": row, "output": {}}) + "\n"
     output.write_text(kept)
 
-    status, out, err = run_cli(
-        capsys, TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
+    err = refused(
+        capsys, "run", TARGET, "--input", str(rows), "--output", str(output), "--model", "fake"
     )
 
-    assert (status, out) == (2, "")
-    assert err == f"langtree: error: {message.format(output=str(output), rows=str(rows))}\n"
+    shown_paths = {"output": str(output), "rows": str(rows)}
+    assert err == f"langtree: error: {message.format(**shown_paths)}{OUTPUT_HINT}"
     assert output.read_text() == kept
 
 
@@ -325,24 +330,11 @@ def test_a_row_whose_task_does_not_validate_is_an_error_line_and_the_run_ends(
     output = tmp_path / "results.jsonl"
 
     # The timeout only guards the test run: the command ends on its own.
-    finished = subprocess.run(
+    finished = run_python(
         [
-            sys.executable,
-            "-m",
-            "langtree",
-            "run",
-            *continuing_tree(tmp_path),
-            "--input",
-            str(rows),
-            "--output",
-            str(output),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+            *["-m", "langtree", "run", *continuing_tree(tmp_path)],
+            *["--input", str(rows), "--output", str(output)],
+        ]
     )
 
     assert (finished.returncode, finished.stdout) == (1, ""), finished.stderr
@@ -394,10 +386,7 @@ def written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[list[st
     ],
 )
 def test_a_cut_off_last_line_is_dropped_and_its_row_runs_again(
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    cut: Callable[[bytes], bytes],
-    notice: str,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cut: Callable[[bytes], bytes], notice: str
 ) -> None:
     arguments, output = written(capsys, tmp_path)
     first, second, *_ = output.read_bytes().splitlines(keepends=True)
@@ -448,25 +437,18 @@ def test_a_cut_off_line_that_is_not_the_last_is_refused(
 
 # -- Ctrl-C, then the same command again ---------------------------------------------------
 
-SLOW_MODELS = """
-import os
-import time
-
-from langtree import LLMProvider
-from langtree.testing import FakeChatModel
-
+SLOW_MODELS = answering_models(
+    """
 LOG = os.environ["LANGTREE_TEST_CALL_LOG"]
 
 
 def reply(request):
     with open(LOG, "a") as log:
         log.write(os.environ["LANGTREE_TEST_RUN"] + "\\n")
-    return {name: ("recommend" if name == "verdict" else 3 if name == "rating" else "x")
-            for name in request.fields}
-
-
-provider = LLMProvider({"default": FakeChatModel(responder=reply, latency=0.02)})
-"""
+    return answer(request)
+""",
+    latency=0.02,
+)
 
 
 def start(tmp_path: Path, run: int, rows: Path, output: Path) -> subprocess.Popen[str]:
@@ -540,29 +522,20 @@ def test_ctrl_c_stops_a_dataset_run_and_the_same_command_resumes_it(tmp_path: Pa
     assert 1500 <= len(runs) <= 1500 + 8
 
 
+# Models slow to answer for the first review only.
+SLOW_FIRST_MODELS = answering_models(
+    """
+async def reply(request):
+    await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
+    return answer(request)
+"""
+)
+
+
 def test_as_completed_writes_each_row_when_it_finishes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    models = tmp_path / "slow_first.py"
-    models.write_text(
-        textwrap.dedent(
-            """
-            import asyncio
-
-            from langtree import LLMProvider
-            from langtree.testing import FakeChatModel
-
-
-            async def reply(request):
-                await asyncio.sleep(0.5 if "Review 0:" in request.text else 0)
-                return {name: ("recommend" if name == "verdict" else 3 if name == "rating"
-                        else "x") for name in request.fields}
-
-
-            provider = LLMProvider({"default": FakeChatModel(responder=reply)})
-            """
-        )
-    )
+    models = write(tmp_path, "slow_first.py", SLOW_FIRST_MODELS)
     rows = write_rows(tmp_path / "rows.jsonl", 3)
     arguments = (TARGET, "--input", str(rows), "--model", f"{models}:provider")
 

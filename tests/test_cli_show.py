@@ -5,21 +5,16 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from command_line import REVIEW_INPUTS, REVIEWS, refused, shown
 from parts_run import parts_run
 
 from langtree.cli import main
 from langtree.runtime.page.files import DEFAULT_MAX_RUN_BYTES, read_run
 from langtree.runtime.page.render import page_html
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-REVIEW = EXAMPLES / "review_rating.py"
-REVIEW_INPUTS = EXAMPLES / "inputs" / "review_rating.json"
-
 
 def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    status = main(["show", *(str(arg) for arg in argv)])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    return shown(capsys, "show", *argv)
 
 
 def test_show_writes_the_page_of_a_saved_result_next_to_it(
@@ -55,7 +50,7 @@ def test_show_writes_the_page_of_a_journal_that_langtree_run_kept(
 ) -> None:
     journal = tmp_path / "review.sqlite"
     arguments = ["--input", str(REVIEW_INPUTS), "--model", "fake", "--journal", str(journal)]
-    ran = main(["run", str(REVIEW), *arguments])
+    ran = main(["run", str(REVIEWS), *arguments])
     capsys.readouterr()
 
     status, out, err = show(capsys, journal)
@@ -110,9 +105,7 @@ def test_a_file_that_is_not_a_run_is_a_usage_error(
     path = tmp_path / name
     path.write_bytes(content)
 
-    status, out, err = show(capsys, path)
-
-    assert (status, out, err) == (2, "", "langtree: error: " + message.format(path=path))
+    assert refused(capsys, "show", path) == "langtree: error: " + message.format(path=path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
@@ -125,14 +118,10 @@ def test_a_sqlite_file_that_is_not_a_journal_is_a_usage_error(
     connection.close()
     before = path.read_bytes()
 
-    status, out, err = show(capsys, path)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", path) == (
         f"langtree: error: The journal {str(path)!r} is not a LangTree journal: it is "
         "another application's SQLite database (tables 'things')\n"
-        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]
     assert path.read_bytes() == before
@@ -146,13 +135,9 @@ def test_a_sqlite_file_without_tables_is_a_usage_error(
     connection.execute("PRAGMA user_version = 1")  # a database file with no table
     connection.close()
 
-    status, out, err = show(capsys, path)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", path) == (
         f"langtree: error: The journal {str(path)!r} holds no answers\n"
-        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]
 
@@ -160,13 +145,9 @@ def test_a_sqlite_file_without_tables_is_a_usage_error(
 def test_a_missing_run_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     missing = tmp_path / "run.json"
 
-    status, out, err = show(capsys, missing)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", missing) == (
         f"langtree: error: No such file: {str(missing)!r}\n"
-        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n"
     )
     assert list(tmp_path.iterdir()) == []
 
@@ -175,13 +156,9 @@ def test_a_folder_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path:
     folder = tmp_path / "runs"
     folder.mkdir()
 
-    status, out, err = show(capsys, folder)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", folder) == (
         f"langtree: error: {str(folder)!r} is a folder, not a file\n"
-        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n",
+        "  hint: give the JSON that RunResult.to_json() wrote, or a journal file\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
 
@@ -192,26 +169,18 @@ def test_a_named_pipe_is_refused_without_waiting_for_a_writer(
     pipe = tmp_path / "run.json"
     os.mkfifo(pipe)
 
-    status, out, err = show(capsys, pipe)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", pipe) == (
         f"langtree: error: {str(pipe)!r} is a named pipe, not a file\n"
         "  hint: give the JSON that RunResult.to_json() wrote, or a journal file; langtree "
-        "show reads only a regular file (a pipe or a device may block or never end)\n",
+        "show reads only a regular file (a pipe or a device may block or never end)\n"
     )
 
 
 def test_a_device_is_refused_without_reading_it(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = show(capsys, "/dev/zero")
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", "/dev/zero") == (
         "langtree: error: '/dev/zero' is a character device, not a file\n"
         "  hint: give the JSON that RunResult.to_json() wrote, or a journal file; langtree "
-        "show reads only a regular file (a pipe or a device may block or never end)\n",
+        "show reads only a regular file (a pipe or a device may block or never end)\n"
     )
 
 
@@ -226,15 +195,11 @@ def test_a_run_larger_than_max_bytes_is_refused_before_it_is_read(
         parts_run(journal=path)
     size = path.stat().st_size
 
-    status, out, err = show(capsys, path, "--max-bytes", size - 1)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", path, "--max-bytes", size - 1) == (
         f"langtree: error: {str(path)!r} holds {size:,} bytes, more than the {size - 1:,} "
         "that langtree show reads\n"
         "  hint: give --max-bytes a larger number, e.g. --max-bytes "
-        f"{size}, or show a run of fewer calls\n",
+        f"{size}, or show a run of fewer calls\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
     assert show(capsys, path, "--max-bytes", size)[:2] == (0, f"{path.with_suffix('.html')}\n")
@@ -255,12 +220,8 @@ def test_max_bytes_is_a_whole_number_of_at_least_one(
     saved = tmp_path / "run.json"
     saved.write_text(parts_run().to_json(), encoding="utf-8")
 
-    status, out, err = show(capsys, saved, "--max-bytes", value)
-
-    assert (status, out, err) == (
-        2,
-        "",
+    assert refused(capsys, "show", saved, "--max-bytes", value) == (
         f"langtree: error: --max-bytes must be a whole number of bytes of at least 1, got "
-        f"{value}\n  hint: e.g. --max-bytes 209715200\n",
+        f"{value}\n  hint: e.g. --max-bytes 209715200\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]

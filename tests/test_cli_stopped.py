@@ -3,18 +3,14 @@ validate) prints what had finished on standard output, in the shape of a finishe
 output, and says on standard error that it is partial."""
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import run_python, shown
 
 from langtree.cli import main
-
-ROOT = Path(__file__).parent.parent
 
 CATALOGUE = '''
 from pydantic import Field, model_validator
@@ -55,24 +51,28 @@ import signal
 from langtree.testing import FakeChatModel
 
 
+def write_blurb(request):
+    return {"blurb": "A fine thing."}
+
+
 async def interrupt_third(request):
     # The third call presses Ctrl-C, then takes half a minute: only stopping the run
     # ends it sooner, and no other call is in flight (--max-concurrency 1).
     if len(interrupted.calls) == 3:
         os.kill(os.getpid(), signal.SIGINT)
         await asyncio.sleep(30)
-    return {"blurb": "A fine thing."}
+    return write_blurb(request)
 
 
 def refuse_the_last(request):
     if "item 2" in request.text:
         raise PermissionError("no access to this model")
-    return {"blurb": "A fine thing."}
+    return write_blurb(request)
 
 
 interrupted = FakeChatModel(interrupt_third)
 refusing = FakeChatModel(refuse_the_last)
-fine = FakeChatModel(lambda request: {"blurb": "A fine thing."})
+fine = FakeChatModel(write_blurb)
 """
 
 FINE = {"name": "item 0", "blurb": "A fine thing."}
@@ -108,6 +108,13 @@ def arguments(folder: Path, task: str, model: str, count: int) -> list[str]:
     ]
 
 
+# What a run of three items printed when it stopped before the third, or after all.
+TWO_OF_THREE = {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
+ALL_THREE = {"items": written("item 0", "item 1", "item 2")}
+# The line that says the output holds only what had finished of a task.
+PARTIAL = "langtree: printed what had finished; partial, as they do not validate: {task}\n"
+
+
 def without_wall_time(err: str) -> str:
     """Standard error with the summary's tokens and wall time left out (the prompts' token
     counts are pinned where prompts are)."""
@@ -115,21 +122,8 @@ def without_wall_time(err: str) -> str:
 
 
 def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> None:
-    command = [sys.executable, "-m", "langtree"]
-    command += arguments(catalogue, "TaskCatalogue", "interrupted", 5)
-    finished = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "langtree",
-            *arguments(catalogue, "TaskCatalogue", "interrupted", 5),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    finished = run_python(
+        ["-m", "langtree", *arguments(catalogue, "TaskCatalogue", "interrupted", 5)],
         # A shell without job control starts background jobs with SIGINT ignored, and a
         # child inherits that: give the command the Ctrl-C a terminal would.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -142,70 +136,58 @@ def test_ctrl_c_prints_what_had_finished_and_exits_with_130(catalogue: Path) -> 
     assert without_wall_time(finished.stderr) == (
         "langtree: 2/5 calls done, 0 failed\n"
         "langtree: error: The run was interrupted after 2 model call(s), 2 of them with a "
-        "usable answer\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 2 call(s)\n"
+        "usable answer\n" + PARTIAL.format(task="TaskCatalogue") + "langtree: 2 call(s)\n"
     )
 
 
-def test_a_failed_step_prints_what_had_finished_and_exits_with_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
+# What standard error says of each way a run stops, the wall time left out.
+FAILED_STEP = (
+    "langtree: 3/3 calls done, 1 failed\n"
+    "langtree: error: Step 'task.catalogue.items:blurb' failed for "
+    "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
+    "PermissionError: no access to this model\n"
+    "  hint: retrying cannot fix this (credentials, model name, request settings); "
+    "check the model that --model names against the error above\n"
+    + PARTIAL.format(task="TaskCatalogue")
+    + "langtree: 3 call(s)\n"
+)
+LIMIT_REACHED = (
+    "langtree: 2/3 calls done, 0 failed\n"
+    "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
+    "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
+    "  hint: raise --max-calls\n" + PARTIAL.format(task="TaskCatalogue") + "langtree: 2 call(s)\n"
+)
+NOT_VALID = (
+    "langtree: 3/3 calls done, 0 failed\n"
+    "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
+    "  - : Value error, a short list holds two items at most\n"
+    "  hint: check the class's validators against what the steps generate\n"
+    + PARTIAL.format(task="TaskShortList")
+    + "langtree: 3 call(s)\n"
+)
+# Each way: the task, the model of MODELS, more options, what is printed, standard error.
+STOPS = {
+    "a-failed-step": ("TaskCatalogue", "refusing", [], TWO_OF_THREE, FAILED_STEP),
+    "a-limit": ("TaskCatalogue", "fine", ["--max-calls", "2"], TWO_OF_THREE, LIMIT_REACHED),
+    "values-that-do-not-validate": ("TaskShortList", "fine", [], ALL_THREE, NOT_VALID),
+}
+
+
+@pytest.mark.parametrize(("task", "model", "limit", "printed", "err"), STOPS.values(), ids=STOPS)
+def test_a_run_that_stops_prints_what_had_finished_and_exits_with_1(
+    catalogue: Path,
+    capsys: pytest.CaptureFixture[str],
+    task: str,
+    model: str,
+    limit: list[str],
+    printed: object,
+    err: str,
 ) -> None:
-    status = main(arguments(catalogue, "TaskCatalogue", "refusing", 3))
+    status, out, shown_err = shown(capsys, *arguments(catalogue, task, model, 3), *limit)
 
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
-    assert without_wall_time(err) == (
-        "langtree: 3/3 calls done, 1 failed\n"
-        "langtree: error: Step 'task.catalogue.items:blurb' failed for "
-        "'task.catalogue.items[2]' with an error that retrying cannot fix:\n"
-        "PermissionError: no access to this model\n"
-        "  hint: retrying cannot fix this (credentials, model name, request settings); check "
-        "the model that --model names against the error above\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 3 call(s)\n"
-    )
-
-
-def test_a_limit_prints_what_had_finished_and_exits_with_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main([*arguments(catalogue, "TaskCatalogue", "fine", 3), "--max-calls", "2"])
-
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": [*written("item 0", "item 1"), {"name": "item 2"}]}
-    assert without_wall_time(err) == (
-        "langtree: 2/3 calls done, 0 failed\n"
-        "langtree: error: The run reached its limit of 2 calls (2 used) before a call of "
-        "step 'task.catalogue.items:blurb' for 'task.catalogue.items[2]'\n"
-        "  hint: raise --max-calls\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskCatalogue\n"
-        "langtree: 2 call(s)\n"
-    )
-
-
-def test_values_that_do_not_validate_after_the_run_are_printed_with_status_1(
-    catalogue: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main(arguments(catalogue, "TaskShortList", "fine", 3))
-
-    out, err = capsys.readouterr()
-    assert status == 1
-    assert json.loads(out) == {"items": written("item 0", "item 1", "item 2")}
-    assert without_wall_time(err) == (
-        "langtree: 3/3 calls done, 0 failed\n"
-        "langtree: error: The values of 'TaskShortList' do not validate after the run:\n"
-        "  - : Value error, a short list holds two items at most\n"
-        "  hint: check the class's validators against what the steps generate\n"
-        "langtree: printed what had finished; partial, as they do not validate: "
-        "TaskShortList\n"
-        "langtree: 3 call(s)\n"
-    )
+    assert status == 1, shown_err
+    assert json.loads(out) == printed
+    assert without_wall_time(shown_err) == err
 
 
 def test_a_finished_run_prints_every_task_by_class_name(

@@ -1,6 +1,9 @@
 """Markdown pieces of the notebook displays, and ``StructureError``'s display."""
 
+from dataclasses import replace
+
 import pytest
+from report_diagnostic import REPORT_DIAGNOSTIC
 
 from langtree import StructureError
 from langtree.display import clipped, code, fenced, table
@@ -46,15 +49,11 @@ def test_clipped_says_how_many_lines_it_left_out(max_lines: int, expected: str) 
 
 PROBLEMS = StructureError(
     [
-        Diagnostic(
-            severity="error",
+        # The same place as the pinned diagnostic, another problem.
+        replace(
+            REPORT_DIAGNOSTIC,
             message="Path 'task.digest' does not resolve",
             hint="add the class 'TaskDigest'",
-            class_name="TaskReport",
-            field_name="sections",
-            file="report.py",
-            line=12,
-            column=9,
             source_line="! @all->task.digest@{{value.x=y}}",
             length=11,
         ),

@@ -7,6 +7,7 @@ import pkgutil
 import re
 
 import pytest
+from report_diagnostic import REPORT_DIAGNOSTIC
 
 import langtree
 import langtree.errors
@@ -78,22 +79,8 @@ def test_an_error_with_its_parts_survives_pickling(error: langtree.ExecutionErro
     assert (type(copy), str(copy), vars(copy)) == (type(error), str(error), vars(error))
 
 
-DIAGNOSTIC = Diagnostic(
-    severity="error",
-    message="Destination 'task.missing' does not exist",
-    hint="add the task 'TaskMissing', or fix the path",
-    class_name="TaskReport",
-    field_name="sections",
-    file="report.py",
-    line=12,
-    column=9,
-    source_line="! @all->task.missing@{{prompt.x=sections}}",
-    length=12,
-)
-
-
 def test_diagnostic_render() -> None:
-    assert DIAGNOSTIC.render() == (
+    assert REPORT_DIAGNOSTIC.render() == (
         "error: Destination 'task.missing' does not exist\n"
         "    ! @all->task.missing@{{prompt.x=sections}}\n"
         "            ^" + "~" * 11 + "\n"
@@ -103,7 +90,7 @@ def test_diagnostic_render() -> None:
 
 
 def test_diagnostic_render_compiler_style() -> None:
-    assert DIAGNOSTIC.render_compiler() == (
+    assert REPORT_DIAGNOSTIC.render_compiler() == (
         "report.py:12:9: error: Destination 'task.missing' does not exist "
         "[TaskReport.sections]\n"
         "    ! @all->task.missing@{{prompt.x=sections}}\n"

@@ -17,18 +17,8 @@ from types import ModuleType
 
 import pytest
 
-from langtree import ExecutionError, LLMProvider, RunStructure, StructureError
+from langtree import ExecutionError, LLMProvider, RunResult, RunStructure, StructureError, dsl
 from langtree.cli import main
-from langtree.dsl import (
-    AllCommand,
-    CommentCommand,
-    EachCommand,
-    ExecutionCommand,
-    NodeModifierCommand,
-    ResamplingCommand,
-    VariableAssignmentCommand,
-    VariableReference,
-)
 from langtree.dsl.paths import split_plucks
 from langtree.structure.tree.discovery import load_modules, node_classes
 from langtree.structure.tree.tree import task_tag
@@ -60,44 +50,36 @@ class Expected:
     llm_keys: tuple[str, ...] = ()
 
 
+def once(node_path: str, fields: str) -> tuple[str, str]:
+    """``(step_id, node_path)`` of the prompt of the step ``<node_path>:<fields>`` for the
+    node itself."""
+    return (f"{node_path}:{fields}", node_path)
+
+
+def per_item(list_path: str, fields: str, count: int) -> list[tuple[str, str]]:
+    """``(step_id, node_path)`` of the prompts of one step over the first ``count`` items of
+    a list: the step ``<list_path>:<fields>`` for ``<list_path>[0]``, ``[1]`` and on."""
+    return [(f"{list_path}:{fields}", f"{list_path}[{index}]") for index in range(count)]
+
+
 EXPECTED = {
     "kpi_board": Expected(
-        prompts=[
-            ("task.find_kpis:kpis", "task.find_kpis"),
-            ("task.brief_board:headline+bullets", "task.brief_board"),
-        ],
+        prompts=[once("task.find_kpis", "kpis"), once("task.brief_board", "headline+bullets")]
     ),
     "launch_brief": Expected(
         prompts=[
-            ("task.plan_launch:positioning", "task.plan_launch"),
-            ("task.plan_launch:key_messages", "task.plan_launch"),
-            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[0]"),
-            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[1]"),
-            ("task.write_launch_posts.posts:headline", "task.write_launch_posts.posts[2]"),
-            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[0]"),
-            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[1]"),
-            ("task.write_launch_posts.posts:body", "task.write_launch_posts.posts[2]"),
+            once("task.plan_launch", "positioning"),
+            once("task.plan_launch", "key_messages"),
+            *per_item("task.write_launch_posts.posts", "headline", 3),
+            *per_item("task.write_launch_posts.posts", "body", 3),
         ],
         llm_keys=("strong",),
     ),
     "meeting_notes": Expected(
         prompts=[
-            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[0]"),
-            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[1]"),
-            ("task.take_minutes.agenda:decision", "task.take_minutes.agenda[2]"),
-            ("task.take_minutes:subject", "task.take_minutes"),
-            (
-                "task.track_follow_ups.follow_ups:action+owner+deadline",
-                "task.track_follow_ups.follow_ups[0]",
-            ),
-            (
-                "task.track_follow_ups.follow_ups:action+owner+deadline",
-                "task.track_follow_ups.follow_ups[1]",
-            ),
-            (
-                "task.track_follow_ups.follow_ups:action+owner+deadline",
-                "task.track_follow_ups.follow_ups[2]",
-            ),
+            *per_item("task.take_minutes.agenda", "decision", 3),
+            once("task.take_minutes", "subject"),
+            *per_item("task.track_follow_ups.follow_ups", "action+owner+deadline", 3),
         ],
         variables={"company": "Northwind Logistics"},
         warnings=[
@@ -106,32 +88,27 @@ EXPECTED = {
     ),
     "product_photo": Expected(
         prompts=[
-            ("task.describe_product:colour", "task.describe_product"),
-            ("task.describe_product:description", "task.describe_product"),
-        ],
+            once("task.describe_product", "colour"),
+            once("task.describe_product", "description"),
+        ]
     ),
     "report_digest": Expected(
         prompts=[
-            ("task.summarize_report.sections:summary", "task.summarize_report.sections[0]"),
-            ("task.summarize_report.sections:summary", "task.summarize_report.sections[1]"),
-            ("task.summarize_report.sections:summary", "task.summarize_report.sections[2]"),
-            ("task.write_digest:headline+digest", "task.write_digest"),
-        ],
+            *per_item("task.summarize_report.sections", "summary", 3),
+            once("task.write_digest", "headline+digest"),
+        ]
     ),
     "review_rating": Expected(
-        prompts=[
-            ("task.rate_review:rating", "task.rate_review"),
-            ("task.rate_review:verdict", "task.rate_review"),
-        ],
+        prompts=[once("task.rate_review", "rating"), once("task.rate_review", "verdict")],
         llm_keys=("default",),
     ),
     "support_triage": Expected(
         prompts=[
-            ("task.triage_ticket:category+summary", "task.triage_ticket"),
-            ("task.triage_ticket.reply:subject_line", "task.triage_ticket.reply"),
-            ("task.triage_ticket.reply:body", "task.triage_ticket.reply"),
+            once("task.triage_ticket", "category+summary"),
+            once("task.triage_ticket.reply", "subject_line"),
+            once("task.triage_ticket.reply", "body"),
             # Its context shows the reply, which the strong model drafts first.
-            ("task.triage_ticket:priority", "task.triage_ticket"),
+            once("task.triage_ticket", "priority"),
         ],
         llm_keys=("fast", "strong"),
     ),
@@ -204,9 +181,9 @@ def features(module: ModuleType) -> set[str]:
     for node in structure.nodes:
         for node_command in node.all_commands:
             command = node_command.command
-            if isinstance(command, EachCommand | AllCommand):
-                found.add("@each" if isinstance(command, EachCommand) else "@all")
-                if isinstance(command, AllCommand) and command.has_multiplicity:
+            if isinstance(command, dsl.EachCommand | dsl.AllCommand):
+                found.add("@each" if isinstance(command, dsl.EachCommand) else "@all")
+                if isinstance(command, dsl.AllCommand) and command.has_multiplicity:
                     found.add("@all ... * (to every element)")
                 for mapping in command.mappings:
                     found.add(f"{mapping.scope or 'value'}. scope")
@@ -214,21 +191,21 @@ def features(module: ModuleType) -> set[str]:
                         found.add("pluck path")
                     if mapping.is_wildcard:
                         found.add("wildcard source *")
-            elif isinstance(command, NodeModifierCommand):
+            elif isinstance(command, dsl.NodeModifierCommand):
                 written = node_command.extracted.text.strip().lstrip("!").split()[0]
                 found.add("together" if written.endswith("together") else f"@{command.modifier}")
-            elif isinstance(command, VariableAssignmentCommand):
+            elif isinstance(command, dsl.VariableAssignmentCommand):
                 found.add("assembly variable")
-            elif isinstance(command, ResamplingCommand):
+            elif isinstance(command, dsl.ResamplingCommand):
                 found.add(f"@resampled {command.aggregation_function}")
-            elif isinstance(command, CommentCommand):
+            elif isinstance(command, dsl.CommentCommand):
                 found.add("comment line")
-            elif isinstance(command, ExecutionCommand):
+            elif isinstance(command, dsl.ExecutionCommand):
                 found |= call_features(command)
     return found
 
 
-def call_features(command: ExecutionCommand) -> set[str]:
+def call_features(command: dsl.ExecutionCommand) -> set[str]:
     """``resample(n)``/``llm("key")``, or ``(variable)`` when the first argument names one."""
     name = command.command_name
     if name == "transform":
@@ -237,7 +214,7 @@ def call_features(command: ExecutionCommand) -> set[str]:
         return {"input()"}
     named = dict(command.named_arguments)
     first = command.arguments[0] if command.arguments else next(iter(named.values()))
-    if isinstance(first, VariableReference):
+    if isinstance(first, dsl.VariableReference):
         found = {f"{name}(variable)"}
     else:
         found = {'llm("key")' if name == "llm" else f"{name}(n)"}
@@ -372,6 +349,15 @@ def generated_fields_filled(instance: TreeNode) -> bool:
     return all(getattr(instance, name) is not None for name in type(instance).model_fields)
 
 
+def assert_every_task_filled(result: RunResult, module: ModuleType) -> None:
+    """The run's result holds an instance of each of the module's tasks, every field set."""
+    filled = [result[task] for task in tasks(module)]
+    assert all(
+        isinstance(instance, task) for instance, task in zip(filled, tasks(module), strict=True)
+    )
+    assert all(generated_fields_filled(instance) for instance in filled)
+
+
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
     module = load(name)
@@ -380,11 +366,7 @@ def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
 
     result = structure.run(inputs_for(name, module), variables=EXPECTED[name].variables)
 
-    filled = [result[task] for task in tasks(module)]
-    assert all(
-        isinstance(instance, task) for instance, task in zip(filled, tasks(module), strict=True)
-    )
-    assert all(generated_fields_filled(instance) for instance in filled)
+    assert_every_task_filled(result, module)
     assert len(result.trace) == len(model.calls) > 0
 
 
@@ -402,9 +384,5 @@ def test_example_runs_on_the_embedded_local_model(name: str) -> None:
 
     result = structure.run(inputs_for(name, module), variables=EXPECTED[name].variables)
 
-    filled = [result[task] for task in tasks(module)]
-    assert all(
-        isinstance(instance, task) for instance, task in zip(filled, tasks(module), strict=True)
-    )
-    assert all(generated_fields_filled(instance) for instance in filled)
+    assert_every_task_filled(result, module)
     assert result.trace

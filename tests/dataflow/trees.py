@@ -334,17 +334,9 @@ class _Wiring:
             target = self.drawing.choice(lists)
         else:
             name = self._fresh_name(task, "rows")
-            child = ClassSpec(
-                name=f"N{self.tree.code.capitalize()}W{next(self.names)}",
-                fields=[FieldSpec(name="label", kind="str", status="written")],
-                parent=task,
-                in_list=True,
-                modifier=self.drawing.choice(["", "@parallel"]),
-            )
-            if self.drawing.chance(0.7):
-                child.fields.append(FieldSpec(name="detail", kind="str", status="generated"))
-            target = FieldSpec(name=name, kind="nodes", status="written", child=child)
-            task.fields.insert(self.drawing.draw(st.integers(0, len(task.fields))), target)
+            class_name = f"N{self.tree.code.capitalize()}W{next(self.names)}"
+            modifier = self.drawing.choice(["", "@parallel"])
+            target = self._written_list(task, name, class_name, "detail", modifier)
         assert target.child is not None
         leaves = [
             f
@@ -356,6 +348,25 @@ class _Wiring:
         leaf = self.drawing.choice(leaves)
         leaf.status = "written"
         return target, leaf
+
+    def _written_list(
+        self, owner: ClassSpec, name: str, class_name: str, generated: str, modifier: str
+    ) -> FieldSpec:
+        """A new list field ``name`` of ``owner``, written by commands, at a drawn place
+        among its fields: nodes of a new class with a written ``label`` and, drawn, a
+        generated str field ``generated``."""
+        child = ClassSpec(
+            name=class_name,
+            fields=[FieldSpec(name="label", kind="str", status="written")],
+            parent=owner,
+            in_list=True,
+            modifier=modifier,
+        )
+        if self.drawing.chance(0.7):
+            child.fields.append(FieldSpec(name=generated, kind="str", status="generated"))
+        target = FieldSpec(name=name, kind="nodes", status="written", child=child)
+        owner.fields.insert(self.drawing.draw(st.integers(0, len(owner.fields))), target)
+        return target
 
     def _task_path(self, task: ClassSpec) -> str:
         """``task.<name>``: how a command names ``task`` as its destination."""
@@ -470,16 +481,10 @@ class _Wiring:
             return
         owner, items, leaf = found
         name = self._fresh_name(owner, "notes")
-        child = ClassSpec(
-            name=f"N{self.tree.code.capitalize()}L{next(self.names)}",
-            fields=[FieldSpec(name="label", kind="str", status="written")],
-            parent=owner,
-            in_list=True,
-        )
-        if self.drawing.chance(0.7):
-            child.fields.append(FieldSpec(name="remark", kind="str", status="generated"))
-        target = FieldSpec(name=name, kind="nodes", status="written", child=child)
-        owner.fields.insert(self.drawing.draw(st.integers(0, len(owner.fields))), target)
+        class_name = f"N{self.tree.code.capitalize()}L{next(self.names)}"
+        target = self._written_list(owner, name, class_name, "remark", "")
+        child = target.child
+        assert child is not None
         source = f"{items.name}.{leaf.name}"
         mappings = [f"value.label={source}", *self._extras(child, source)]
         self._place_each(owner, items, name, mappings)
@@ -590,26 +595,23 @@ class _Wiring:
         texts = [f for f in visible if f.kind == "str"]
         lists = [f for f in visible if f.kind == "nodes" and f.child is not None]
         strs = [f for f in visible if f.kind == "strs"]
+        # The str fields of the lists' elements, each as `list | map(attribute='field')`.
+        plucked = [
+            f"{f.name} | map(attribute='{leaf.name}')"
+            for f in lists
+            for leaf in f.child.fields
+            if leaf.kind == "str"
+        ]
         options: list[str] = []
         if target.kind == "str":
             options += [f"{f.name} | upper" for f in texts]
             options += [f"{f.name} | join(', ')" for f in strs]
-            options += [
-                f"{f.name} | map(attribute='{leaf.name}') | join(', ')"
-                for f in lists
-                for leaf in f.child.fields
-                if leaf.kind == "str"
-            ]
+            options += [f"{pluck} | join(', ')" for pluck in plucked]
         elif target.kind == "int":
             options += [f"{f.name} | length" for f in [*lists, *strs]]
         elif target.kind == "strs":
             options += [f"{f.name} | map('upper') | list" for f in strs]
-            options += [
-                f"{f.name} | map(attribute='{leaf.name}') | list"
-                for f in lists
-                for leaf in f.child.fields
-                if leaf.kind == "str"
-            ]
+            options += [f"{pluck} | list" for pluck in plucked]
         return self.drawing.choice(options) if options else None
 
     def placeholders(self) -> None:
