@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -546,3 +547,87 @@ def test_as_completed_writes_each_row_when_it_finishes(
     finished = [json.loads(line)["row"] for line in as_completed.splitlines()]
     assert sorted(finished[:2]) == [1, 2]
     assert finished[2] == 0
+
+
+def read_pipe(path: Path) -> Callable[[], bytes]:
+    """Read the named pipe ``path`` on a thread, as another program would; calling what
+    this returns waits for the writer to close it and gives what was written."""
+    read: list[bytes] = []
+    thread = threading.Thread(target=lambda: read.append(path.read_bytes()), daemon=True)
+    thread.start()
+
+    def written() -> bytes:
+        thread.join(timeout=30)
+        assert read, "the pipe was never closed"
+        return read[0]
+
+    return written
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_output_that_is_a_named_pipe_is_written_and_never_read(tmp_path: Path) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 3)
+    pipe = tmp_path / "results.pipe"
+    os.mkfifo(pipe)
+    written = read_pipe(pipe)
+
+    # In a process of its own: a command that read the pipe would wait for ever.
+    finished = run_python(
+        [
+            "-m",
+            "langtree",
+            "run",
+            TARGET,
+            "--input",
+            str(rows),
+            "--output",
+            str(pipe),
+            "--model",
+            "fake",
+        ]
+    )
+
+    assert (finished.returncode, finished.stdout) == (0, ""), finished.stderr
+    assert [json.loads(line)["row"] for line in written().splitlines()] == [0, 1, 2]
+
+
+def test_an_output_that_is_standard_output_piped_to_another_program_is_written(
+    tmp_path: Path,
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 2)
+
+    # `--output /dev/stdout | other-program`: the output is the pipe to the other program.
+    finished = run_python(
+        [
+            "-m",
+            "langtree",
+            "run",
+            TARGET,
+            "--input",
+            str(rows),
+            "--output",
+            "/dev/stdout",
+            "--model",
+            "fake",
+        ]
+    )
+
+    assert finished.returncode == 0, finished.stderr
+    assert [json.loads(line)["row"] for line in finished.stdout.splitlines()] == [0, 1]
+
+
+def test_an_output_that_is_a_folder_is_a_usage_error_before_any_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = write_rows(tmp_path / "rows.jsonl", 2)
+    folder = tmp_path / "results"
+    folder.mkdir()
+
+    err = refused(
+        capsys, "run", TARGET, "--input", str(rows), "--output", str(folder), "--model", "fake"
+    )
+
+    assert err == (
+        f"langtree: error: --output {str(folder)!r} is a folder\n"
+        f"  hint: name a file in it, e.g. {str(folder / 'results.jsonl')!r}\n"
+    )

@@ -122,7 +122,9 @@ class LineFile:
             self._file = path.open("ab", buffering=0)
         except OSError as error:
             raise self._error(error) from None
-        self._end = self._file.seek(0, os.SEEK_END)
+        # Where the last whole line ends, to cut a part-written line back to; ``None`` for
+        # a pipe or a device, which cannot be cut back (what it took is read already).
+        self._end = self._file.seek(0, os.SEEK_END) if self._file.seekable() else None
 
     def add(self, line: str) -> None:
         """Write ``line`` (which does not end with a newline) and its newline.
@@ -138,12 +140,15 @@ class LineFile:
         except OSError as error:
             self._take_back()
             raise self._error(error) from None
-        self._end = self._file.tell()
+        if self._end is not None:
+            self._end = self._file.tell()
         self.lines += 1
 
     def _take_back(self) -> None:
         """Cut the file back to its last whole line (if even that fails, the next run
         drops the line cut off; see ``langtree.cli.rows``)."""
+        if self._end is None:
+            return
         with contextlib.suppress(OSError):
             self._file.truncate(self._end)
 

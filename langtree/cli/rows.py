@@ -46,7 +46,7 @@ from langtree.cli.inputs import (
 from langtree.cli.output import LineFile, OutputError, StandardLines
 from langtree.cli.rows_progress import RowsProgress
 from langtree.errors import LangTreeError
-from langtree.local_files import open_regular
+from langtree.local_files import open_regular, special_kind
 from langtree.runtime.datasets.dataset import RowResult, listed_positions
 from langtree.runtime.durable.journal import JournalWriteError
 from langtree.runtime.faults.failure import RunLimitError
@@ -248,13 +248,15 @@ def _written_rows(output: Path | None) -> frozenset[int]:
     A last line without its newline is what a run stopped mid-write leaves: a complete
     result gets its newline, so that the next line starts a line of its own; a cut-off
     one is dropped from the file (standard error says so) and its row runs again. Any
-    other line that is not a result is refused.
+    other line that is not a result is refused. An output that is not a file of its own
+    (a named pipe, ``/dev/stdout``, a shell's ``>(...)``) is written to and never read:
+    nothing in it can be read back, and reading it would wait for ever.
 
     Raises:
         LangTreeError: The file cannot be read or repaired, or a line other than the last
             unterminated one is not a result of ``langtree run``.
     """
-    if output is None or not output.exists():
+    if output is None or not output.exists() or _written_elsewhere(output):
         return frozenset()
     try:
         done, tail = _read_results(output)
@@ -266,6 +268,24 @@ def _written_rows(output: Path | None) -> frozenset[int]:
         except OSError as error:
             raise LangTreeError(f"Cannot write results to {str(output)!r}: {error}") from None
     return frozenset(done)
+
+
+def _written_elsewhere(output: Path) -> bool:
+    """Whether ``output`` is a pipe, a device or a socket.
+
+    Raises:
+        LangTreeError: It is a folder.
+    """
+    try:
+        kind = special_kind(output.stat().st_mode)
+    except OSError:
+        return False  # reading it says why
+    if kind == "a folder":
+        raise LangTreeError(
+            f"--output {str(output)!r} is a folder\n"
+            f"  hint: name a file in it, e.g. {str(output / 'results.jsonl')!r}"
+        )
+    return kind is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
