@@ -258,3 +258,28 @@ def test_a_run_whose_journal_disk_fills_prints_what_had_finished_with_status_2(
     assert stopped.stderr.splitlines()[-2] == (
         "langtree: printed what had finished; partial, as they do not validate: TaskCatalogue"
     )
+
+
+def test_a_salvage_whose_disk_fills_leaves_no_new_journal_behind(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    rows = long_rows(tmp_path / "rows.jsonl", 200)
+    journal = tmp_path / "journal.sqlite"
+    recorded = langtree(
+        "run", TARGET, "--input", str(rows), "--model", "fake", "--journal", str(journal)
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert journal.stat().st_size > 64 * 1024
+    salvaged = small_disk / "salvaged.sqlite"
+
+    stopped = langtree("journal", "salvage", str(journal), str(salvaged))
+
+    assert stopped.returncode == 2, stopped.stderr
+    assert stopped.stderr.splitlines() == [
+        f"langtree: error: The journal {str(salvaged)!r} could not be written: database or "
+        "disk is full",
+        "  hint: give salvage a path on a disk with room, in a folder this process may write to",
+    ]
+    # Nothing half-made is left to be taken for a journal, and the same command can be
+    # run again once there is room.
+    assert sorted(path.name for path in small_disk.iterdir()) == []

@@ -189,10 +189,25 @@ def _write(target: Path, answers: list[Sequence[object]]) -> None:
                 [tuple(row[1:]) for row in answers],
             )
     except sqlite3.Error as error:
-        raise ExecutionError(
-            f"The journal {str(target)!r} could not be written: {error}\n"
-            "  hint: give salvage a path on a disk with room, in a folder this process may "
-            "write to"
-        ) from error
+        failure: sqlite3.Error | None = error
+    else:
+        failure = None
     finally:
         connection.close()
+    if failure is not None:
+        # A journal with some answers or none would be taken for the salvaged one: the
+        # files this call made go, so that the same command can run again once there is
+        # room.
+        _remove(target)
+        raise ExecutionError(
+            f"The journal {str(target)!r} could not be written: {failure}\n"
+            "  hint: give salvage a path on a disk with room, in a folder this process may "
+            "write to"
+        ) from failure
+
+
+def _remove(journal: Path) -> None:
+    """Delete ``journal`` and the files SQLite keeps beside it (its write-ahead log)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            journal.with_name(journal.name + suffix).unlink()
