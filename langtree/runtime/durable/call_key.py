@@ -79,15 +79,16 @@ def model_identity(model: object) -> str:
     while pending:
         current = pending.pop(0)
         parts.append(f"{type(current).__module__}.{type(current).__qualname__}")
-        llm_string = getattr(current, "_get_llm_string", None)
         # A chat model's own cache key already holds its parameters (and masks its
-        # secrets): what it wraps, if anything, is not read further.
-        if callable(llm_string):
-            parts.append(str(llm_string()))
+        # secrets): what it wraps, if anything, is not read further. Looked up on the
+        # class: a binding hands every attribute it lacks on to the model it wraps, whose
+        # key would leave out the binding's own parameters (``bind(temperature=0.9)``).
+        if callable(getattr(type(current), "_get_llm_string", None)):
+            parts.append(str(current._get_llm_string()))  # type: ignore[attr-defined]
             continue
         kwargs = getattr(current, "kwargs", None)
         if isinstance(kwargs, dict) and kwargs:
-            parts.append(json.dumps(kwargs, sort_keys=True, default=repr))
+            parts.append(json.dumps(kwargs, sort_keys=True, default=_stable_text))
         # What ``bind``/``with_retry`` (``bound``), ``with_fallbacks`` (``runnable``) and a
         # configurable model (``default_runnable``) wrap.
         for name in ("bound", "runnable", "default_runnable"):
@@ -98,9 +99,20 @@ def model_identity(model: object) -> str:
     return "\n".join(parts)
 
 
+def _stable_text(value: object) -> str:
+    """A parameter JSON cannot write, as text that is the same in every run: a class or a
+    function by its name, an object whose class writes no text of its own by its class
+    (Python's default text holds its address, which changes from run to run)."""
+    if isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__")):
+        return f"{value.__module__}.{value.__qualname__}"
+    if type(value).__repr__ is object.__repr__:
+        return f"{type(value).__module__}.{type(value).__qualname__}()"
+    return repr(value)
+
+
 def _digest(data: dict[str, object]) -> str:
     # Sorted keys: the key does not depend on the order a dict was built in.
     # ``surrogatepass``: a lone surrogate in a message (which cannot be encoded as
     # UTF-8) still gives a key, the same one every time.
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=repr)
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=_stable_text)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
