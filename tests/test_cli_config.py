@@ -409,6 +409,12 @@ SPEC_ERRORS = {
         "  hint: e.g. --config settings.json, or --config my_settings:CONFIG (a dict of "
         "RunStructure's settings)\n",
     ),
+    "json-text": (
+        '{{"on_error": "continue"}}',
+        "langtree: error: --config takes a .json file or module:attribute, not the settings "
+        'themselves: \'{{"on_error": "continue"}}\'\n'
+        "  hint: write them to a file and give its path, e.g. --config settings.json\n",
+    ),
 }
 
 

@@ -47,6 +47,14 @@ def read_config(spec: str | None) -> ConfigInput:
     """
     if spec is None:
         return None
+    if spec.lstrip().startswith("{"):
+        # JSON written on the command line: read as module:attribute, it would be refused
+        # as a module that does not import.
+        raise LangTreeError(
+            "--config takes a .json file or module:attribute, not the settings themselves: "
+            f"{spec!r}\n  hint: write them to a file and give its path, e.g. --config "
+            "settings.json"
+        )
     config = _file_config(Path(spec)) if spec.lower().endswith(".json") else _named_config(spec)
     _check_settings(spec, config)
     return config
