@@ -32,8 +32,7 @@ from run_benchmark import TaskAbstract, TaskReport, document, langtree_structure
 
 from langtree import LangTreeError, RetryPolicy
 from langtree.runtime import RunResult, RunUsage, TraceRecord
-from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
 try:
     import httpx2

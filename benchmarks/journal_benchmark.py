@@ -20,7 +20,7 @@ from pathlib import Path
 
 from run_benchmark import TaskAbstract, TaskReport, document, langtree_structure, machine
 
-from langtree.runtime.durable.journal import Journal
+from langtree.runtime import Journal
 from langtree.testing import FakeChatModel
 
 Files = dict[str, Path]

@@ -24,7 +24,7 @@ machine-independent ratio.
 
 ``--memory`` measures peak RSS instead, each figure in fresh processes that assemble the
 prompts: without reading a count, with tiktoken imported first (what importing it at the
-top of ``langtree.prompts.tokens`` cost), and reading every count.
+top of ``langtree.prompts._tokens`` cost), and reading every count.
 """
 
 from __future__ import annotations
@@ -51,9 +51,8 @@ from structure_benchmark import CollectorClock, build_tasks
 
 import langtree
 from langtree import RunStructure, TreeNode
-from langtree.prompts import tokens
-from langtree.prompts.preview import StepPrompt
-from langtree.prompts.tokens import count_tokens
+from langtree.prompts import StepPrompt, count_tokens
+from langtree.prompts import _tokens as tokens
 
 if TYPE_CHECKING:
     import tiktoken

@@ -45,10 +45,8 @@ import run_benchmark
 from run_benchmark import TaskAbstract, TaskReport, document, machine, run_by_hand
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.template import LEAN_TEMPLATE
-from langtree.prompts.tokens import count_tokens
-from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.prompts import LEAN_TEMPLATE, count_tokens
+from langtree.testing import FakeChatModel, FakeRequest
 
 # --- the tree with a declared context ----------------------------------------------------
 
@@ -194,7 +192,7 @@ def child(count: bool, sections: int, paragraphs: int) -> None:
     """Run the declared-context workload once on a model that reports its usage (so the
     run needs no count of its own); print the resident size and whether an encoding was
     loaded."""
-    from langtree.prompts import tokens
+    from langtree.prompts import _tokens as tokens
 
     version = VERSIONS[1]
     model = FakeChatModel(report_usage=True)

@@ -26,7 +26,7 @@ KeyboardInterrupt
 `ShapeError` becomes a diagnostic of the `StructureError` that `validate()` raises, and
 `ConversionError` the message of an `ExecutionError`, where users meet them;
 `UnknownPathError` comes from `RunResult.provenance()`, `OutputError` from the
-``langtree`` command (``langtree.cli.output``). Every `ExecutionError` raised
+``langtree`` command (``langtree.cli._output``). Every `ExecutionError` raised
 once a run has started, and `RunInterrupted`, carry what the run had finished
 (``.result``).
 
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from langtree.display import fenced
+from langtree._display import fenced
 
 __all__ = [
     "CommandParseError",

@@ -36,13 +36,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from langtree.errors import ExecutionError, problems_error
-from langtree.runtime.datasets.dataset import RowResult
-from langtree.runtime.faults.rate_limit import RateBuckets, RateLimit
-from langtree.runtime.settings import RunOptions, RunSettings
+from langtree.runtime import RateBuckets, RateLimit, RowResult, RunOptions, RunSettings
 
 if TYPE_CHECKING:
-    from langtree.api import RunStructure
-    from langtree.prompts.tokens import PromptTokens
+    from langtree._api import RunStructure
+    from langtree.prompts import PromptTokens
 
 __all__ = ["SharedRateLimit", "run_on_ray"]
 

@@ -9,7 +9,7 @@ from pydantic import Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.runtime import RunResult
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 class Part(TreeNode):

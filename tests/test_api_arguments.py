@@ -82,7 +82,7 @@ ONE_PROBLEM = {
     "RunStructure-provider-class": (
         lambda: RunStructure(provider=LLMProvider),  # type: ignore[arg-type]
         "RunStructure's provider must be an LLMProvider or None, got "
-        "<class 'langtree.runtime.calls.provider.LLMProvider'>",
+        "<class 'langtree.runtime.calls._provider.LLMProvider'>",
         STRUCTURE_PROVIDER_HINT,
     ),
     "RunStructure-config-list": (

@@ -39,13 +39,13 @@ def test_every_room_is_on_the_page() -> None:
 
 def test_paths_are_told_from_other_spans() -> None:
     text = (
-        "`langtree/runtime/faults/` and `langtree/api.py`, `docs/dsl.md`, `mkdocs.yml`; "
+        "`langtree/runtime/faults/` and `langtree/_api.py`, `docs/dsl.md`, `mkdocs.yml`; "
         "not `run()/arun()`, `@each`/`@all`, `RunResult` or `--max-concurrency`"
     )
 
     assert named_paths(text) == [
         "langtree/runtime/faults/",
-        "langtree/api.py",
+        "langtree/_api.py",
         "docs/dsl.md",
         "mkdocs.yml",
     ]

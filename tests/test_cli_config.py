@@ -1,5 +1,5 @@
 """``--config SPEC``: the settings of ``RunStructure(config)`` from a JSON file or a module,
-for ``check``, ``graph``, ``prompts`` and ``run`` (see ``langtree.cli.config``)."""
+for ``check``, ``graph``, ``prompts`` and ``run`` (see ``langtree.cli._config``)."""
 
 import json
 import re
@@ -127,7 +127,7 @@ def test_a_config_from_a_module_holds_what_json_cannot_say(
     module = write(
         tmp_path / "my_settings.py",
         """
-        from langtree.prompts.template import LEAN_TEMPLATE
+        from langtree.prompts._template import LEAN_TEMPLATE
 
         CONFIG = {
             "outline": "root",

@@ -5,9 +5,9 @@ the wall time come from the line's clock."""
 import io
 from collections.abc import Iterator
 
-from langtree.cli.rows_progress import RowsProgress
+from langtree.cli._rows_progress import RowsProgress
 from langtree.errors import ExecutionError
-from langtree.runtime.datasets.dataset import RowResult
+from langtree.runtime.datasets._dataset import RowResult
 
 
 class Terminal(io.StringIO):

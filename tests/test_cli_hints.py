@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from langtree.cli import main
-from langtree.cli.hints import error_text
-from langtree.runtime.durable.journal import JournalWriteError
+from langtree.cli._hints import error_text
+from langtree.runtime.durable._journal import JournalWriteError
 
 GREETING = '''
 from pydantic import Field

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from command_line import REVIEWS, refused, shown
 
-from langtree.cli.inputs import MAX_INPUT_BYTES
+from langtree.cli._inputs import MAX_INPUT_BYTES
 
 LIMIT = 100 * 1024 * 1024
 """The largest inputs or settings file, and the longest row, that a command reads."""

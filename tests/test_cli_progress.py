@@ -13,8 +13,8 @@ import pytest
 from command_line import EXAMPLES, REVIEWS
 
 from langtree.cli import main
-from langtree.cli.run import _show
-from langtree.cli.terminal import colours
+from langtree.cli._run import _show
+from langtree.cli._terminal import colours
 
 
 class Terminal(io.StringIO):

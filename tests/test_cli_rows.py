@@ -1,5 +1,5 @@
 """``langtree run TREE --input rows.jsonl [--output results.jsonl]``: dataset runs from
-the command line, resumed after a stop (see ``langtree.cli.rows``)."""
+the command line, resumed after a stop (see ``langtree.cli._rows``)."""
 
 import json
 import os

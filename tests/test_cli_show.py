@@ -9,8 +9,8 @@ from command_line import REVIEW_INPUTS, REVIEWS, refused, shown
 from parts_run import parts_run
 
 from langtree.cli import main
-from langtree.runtime.page.files import DEFAULT_MAX_RUN_BYTES, read_run
-from langtree.runtime.page.render import page_html
+from langtree.runtime.page._files import DEFAULT_MAX_RUN_BYTES, read_run
+from langtree.runtime.page._render import page_html
 
 
 def show(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:

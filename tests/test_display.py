@@ -6,7 +6,7 @@ import pytest
 from report_diagnostic import REPORT_DIAGNOSTIC
 
 from langtree import StructureError
-from langtree.display import clipped, code, fenced, table
+from langtree._display import clipped, code, fenced, table
 from langtree.errors import Diagnostic
 
 

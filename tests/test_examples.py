@@ -19,10 +19,10 @@ import pytest
 
 from langtree import ExecutionError, LLMProvider, RunResult, RunStructure, StructureError, dsl
 from langtree.cli import main
-from langtree.dsl.paths import split_plucks
-from langtree.structure.tree.discovery import load_modules, node_classes
-from langtree.structure.tree.tree import task_tag
-from langtree.structure.tree.tree_node import TreeNode
+from langtree.dsl._paths import split_plucks
+from langtree.structure.tree._discovery import load_modules, node_classes
+from langtree.structure.tree._tree import task_tag
+from langtree.structure.tree._tree_node import TreeNode
 from langtree.testing import FakeChatModel
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -373,7 +373,7 @@ def test_example_runs_end_to_end_with_the_fake_model(name: str) -> None:
 @pytest.mark.local_model
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_runs_on_the_embedded_local_model(name: str) -> None:
-    local = pytest.importorskip("langtree.models.local")
+    local = pytest.importorskip("langtree.models._local")
     try:
         local.default_model_path()
     except ExecutionError:

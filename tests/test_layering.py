@@ -90,8 +90,8 @@ def test_imports_inside_functions_and_of_the_package_root_are_seen(tmp_path: Pat
     module.write_text(
         "def build():\n"
         "    from langtree import RunStructure\n"
-        "    import langtree.runtime.engine.engine\n"
+        "    import langtree.runtime.engine._engine\n"
         "    return RunStructure\n"
     )
 
-    assert imported_modules(module) == {"langtree", "langtree.runtime.engine.engine"}
+    assert imported_modules(module) == {"langtree", "langtree.runtime.engine._engine"}

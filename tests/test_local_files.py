@@ -1,4 +1,4 @@
-"""`langtree.local_files`: a file named by someone else is opened only when it is a
+"""`langtree._local_files`: a file named by someone else is opened only when it is a
 regular file within the limit, without waiting; otherwise the caller learns why."""
 
 import os
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from langtree.local_files import (
+from langtree._local_files import (
     FileMissing,
     FileTooLarge,
     FileUnreadable,

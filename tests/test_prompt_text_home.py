@@ -3,7 +3,7 @@
 The runtime asks `langtree.prompts` for every text it sends (the retry feedback, the
 output schema's descriptions, JSON mode's form) and reads no prompt text itself, so it
 compiles no regular expression but those over text no model receives. And ``{name}`` is
-recognised by one pattern, `langtree.structure.commands.placeholders.PLACEHOLDER`, which every
+recognised by one pattern, `langtree.structure.commands._placeholders.PLACEHOLDER`, which every
 stage that reads placeholders imports.
 """
 
@@ -14,16 +14,16 @@ import re
 from pathlib import Path, PurePosixPath
 
 import langtree
-from langtree.structure.commands.placeholders import PLACEHOLDER
+from langtree.structure.commands._placeholders import PLACEHOLDER
 
 PACKAGE = Path(langtree.__file__).parent
 RUNTIME = PACKAGE / "runtime"
 
 REGEX_USERS = {
-    PurePosixPath("json_view.py"): "instance paths (task.shop.reviews[0]) of the run's values",
-    PurePosixPath("page/tree.py"): "the numbers in instance paths, to sort them as numbers",
-    PurePosixPath("progress_bar.py"): "terminal colour codes in the progress line",
-    PurePosixPath("refusals.py"): "a provider's error message, which says it refused an input",
+    PurePosixPath("_json_view.py"): "instance paths (task.shop.reviews[0]) of the run's values",
+    PurePosixPath("page/_tree.py"): "the numbers in instance paths, to sort them as numbers",
+    PurePosixPath("_progress_bar.py"): "terminal colour codes in the progress line",
+    PurePosixPath("_refusals.py"): "a provider's error message, which says it refused an input",
 }
 """The runtime modules that use ``re``, each over text no model receives, and why."""
 
@@ -99,7 +99,7 @@ def test_one_pattern_reads_placeholders() -> None:
 
     others = [where for where, pattern in compiled if pattern is not PLACEHOLDER]
     assert others == []
-    assert "langtree.structure.commands.placeholders.PLACEHOLDER" in [
+    assert "langtree.structure.commands._placeholders.PLACEHOLDER" in [
         where for where, _ in compiled
     ]
-    assert inline == ["structure/commands/placeholders.py"]
+    assert inline == ["structure/commands/_placeholders.py"]

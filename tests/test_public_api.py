@@ -18,7 +18,7 @@ import langtree.dsl
 import langtree.runtime
 import langtree.testing
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.runtime.observe.events import RunEvent
+from langtree.runtime.observe._events import RunEvent
 from langtree.testing import FakeChatModel
 
 PUBLIC_MODULES = [langtree, langtree.dsl, langtree.runtime, langtree.testing]
@@ -143,7 +143,7 @@ def run_structure_returns() -> dict[str, set[type]]:
 
 
 # stream() and astream() hand out the members of RunEvent, which langtree.runtime exports
-# with the rest of langtree.runtime.observe.events.
+# with the rest of langtree.runtime.observe._events.
 EVENTS = set(typing.get_args(RunEvent))
 
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from langtree.api import RunStructure
-from langtree.cli import flags
-from langtree.cli.flags import RUN_FLAGS, RunFlag, add_run_flags, run_options
+from langtree._api import RunStructure
+from langtree.cli import _flags as flags
+from langtree.cli._flags import RUN_FLAGS, RunFlag, add_run_flags, run_options
 from langtree.ray import run_on_ray
-from langtree.runtime.settings import DICT_SETTINGS, RUN_SETTING_KEYS, RunOptions, RunSettings
+from langtree.runtime._settings import DICT_SETTINGS, RUN_SETTING_KEYS, RunOptions, RunSettings
 
 SETTINGS = [item.name for item in fields(RunSettings)]
 SETTING_TYPES = typing.get_type_hints(RunSettings)

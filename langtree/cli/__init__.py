@@ -9,9 +9,9 @@ PATH[:TaskName] [--input FILE.json] [--model NAME]`` runs the tree and prints th
 tasks as JSON, with progress and a summary on stderr; its run settings (``--method``,
 ``--max-concurrency``, ``--max-retries``, ``--call-timeout``, ``--deadline``,
 ``--max-calls``, ``--max-tokens``) are those of ``RunStructure.run``, and its errors name
-them by their flags (``langtree.cli.flags``). Every command takes
+them by their flags (``langtree.cli._flags``). Every command takes
 ``--config SPEC``, the settings of ``RunStructure(config)`` (a ``.json`` file holding one
-object, or ``module:attribute`` naming a dict; see ``langtree.cli.config``), whose run
+object, or ``module:attribute`` naming a dict; see ``langtree.cli._config``), whose run
 settings the options of ``run`` override. A run whose tasks need inputs that no step
 generates (assets without a default) and that ``--input`` does not give is refused before
 any call. A run that fails, reaches a limit or is interrupted prints what had finished (the
@@ -22,7 +22,7 @@ cannot apply (``--output`` or ``--as-completed`` without a dataset, ``--journal-
 without a journal) is a usage error, a ``--var`` that no task uses a warning, and targets
 that hold no task an error (status 1). ``langtree journal salvage OLD NEW`` copies the
 answers of a damaged journal that can still be read into a new journal (see
-``langtree.cli.journal``). ``langtree show RUN [--output PAGE.html]`` writes the page of
+``langtree.cli._journal``). ``langtree show RUN [--output PAGE.html]`` writes the page of
 a run (a saved result's JSON or a journal): one HTML file that works offline; it opens
 nothing. ``langtree --version`` prints the installed version.
 
@@ -44,20 +44,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from langtree._display import fenced
 from langtree._version import __version__
-from langtree.cli.config import add_config_option, read_config
-from langtree.cli.hints import error_text
-from langtree.cli.inputs import (
+from langtree.cli._config import add_config_option, read_config
+from langtree.cli._hints import error_text
+from langtree.cli._inputs import (
     add_variables_option,
     read_inputs,
     variables_from,
     warn_unused_variables,
 )
-from langtree.cli.journal import add_journal_command
-from langtree.cli.output import emit, flush_stdout, silence_stdout
-from langtree.cli.run import add_run_command
-from langtree.cli.show import add_show_command
-from langtree.cli.trees import (
+from langtree.cli._journal import add_journal_command
+from langtree.cli._output import emit, flush_stdout, silence_stdout
+from langtree.cli._run import add_run_command
+from langtree.cli._show import add_show_command
+from langtree.cli._trees import (
     add_targets_command,
     add_task_command,
     classes_in,
@@ -66,9 +67,8 @@ from langtree.cli.trees import (
     structure_of,
     valid_structure,
 )
-from langtree.display import fenced
 from langtree.errors import LangTreeError
-from langtree.prompts.estimate import Prompts
+from langtree.prompts import Prompts
 
 __all__ = ["main"]
 

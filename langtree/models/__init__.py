@@ -7,7 +7,7 @@ an ``ExecutionError`` that says how to install it. LangTree's core never imports
 package.
 """
 
-from langtree.models.llama_server import INSTALL_HINT, default_model_path
-from langtree.models.local import LocalChatModel, default_local_model
+from langtree.models._llama_server import INSTALL_HINT, default_model_path
+from langtree.models._local import LocalChatModel, default_local_model
 
 __all__ = ["INSTALL_HINT", "LocalChatModel", "default_local_model", "default_model_path"]

@@ -14,20 +14,20 @@ switches it on (``langtree_block_model_requests = true``) and offers the
 fixtures ``fake_model``, ``fake_provider`` and ``prompt_snapshot``.
 """
 
-from langtree.testing.examples import example_value
-from langtree.testing.fake_model import (
+from langtree.testing._examples import example_value
+from langtree.testing._fake_model import (
     FakeChatModel,
     FakeRequest,
     Latency,
     Responder,
     ResponderResult,
 )
-from langtree.testing.model_requests import (
+from langtree.testing._model_requests import (
     allow_model_requests,
     block_model_requests,
     offline_model,
 )
-from langtree.testing.snapshots import prompt_text
+from langtree.testing._snapshots import prompt_text
 
 __all__ = [
     "FakeChatModel",

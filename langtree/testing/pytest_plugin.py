@@ -2,7 +2,7 @@
 
 - **Model requests are blocked in every test of a suite that switches the block on**
   (the ini option ``langtree_block_model_requests = true``): a run on a model not known
-  to be offline fails before its first call (see `langtree.testing.model_requests`);
+  to be offline fails before its first call (see `langtree.testing._model_requests`);
   the marker ``@pytest.mark.allow_model_requests`` allows them in one test. The block
   covers the test's setup, call and teardown, so a fixture that runs a tree is blocked
   too. It is off unless asked for: installing LangTree does not change how another
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from langtree.runtime.calls.provider import LLMProvider, model_check
-from langtree.testing.fake_model import FakeChatModel
-from langtree.testing.model_requests import RealModelCheck, allow_model_requests
+from langtree.runtime import LLMProvider, model_check
+from langtree.testing._fake_model import FakeChatModel
+from langtree.testing._model_requests import RealModelCheck, allow_model_requests
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -101,6 +101,6 @@ def prompt_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
         )
     # Imported here, not at the top: syrupy is the user's test dependency, not LangTree's,
     # and the plugin is loaded in every pytest run where LangTree is installed.
-    from langtree.testing.markdown_snapshot import PromptSnapshot
+    from langtree.testing._markdown_snapshot import PromptSnapshot
 
     return snapshot.use_extension(PromptSnapshot)

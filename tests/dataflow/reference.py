@@ -51,24 +51,24 @@ from dataclasses import dataclass, field, replace
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.dsl.commands import AllCommand
-from langtree.prompts.dataflow import apply_flow
-from langtree.prompts.preview import PromptSetup
-from langtree.prompts.state import Address, RunState, to_plain
-from langtree.runtime.calls.schema import output_schema
-from langtree.runtime.engine.known_parts import KnownParts
-from langtree.runtime.engine.outcome import run_result
-from langtree.runtime.engine.resampling import aggregate
-from langtree.runtime.engine.transforms import compute
-from langtree.structure.commands.flows import Flow
-from langtree.structure.commands.placeholders import find_placeholders
-from langtree.structure.planning.known import field_holder
-from langtree.structure.planning.plan import PlanStep
-from langtree.structure.tree.registry import FieldKey, NodeRegistry
-from langtree.structure.tree.tree import Node, NodeField
+from langtree.dsl._commands import AllCommand
+from langtree.prompts._dataflow import apply_flow
+from langtree.prompts._preview import PromptSetup
+from langtree.prompts._state import Address, RunState, to_plain
+from langtree.runtime.calls._schema import output_schema
+from langtree.runtime.engine._known_parts import KnownParts
+from langtree.runtime.engine._outcome import run_result
+from langtree.runtime.engine._resampling import aggregate
+from langtree.runtime.engine._transforms import compute
+from langtree.structure.commands._flows import Flow
+from langtree.structure.commands._placeholders import find_placeholders
+from langtree.structure.planning._known import field_holder
+from langtree.structure.planning._plan import PlanStep
+from langtree.structure.tree._registry import FieldKey, NodeRegistry
+from langtree.structure.tree._tree import Node, NodeField
 from langtree.testing import FakeChatModel
-from langtree.testing.examples import example_value
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._examples import example_value
+from langtree.testing._fake_model import FakeRequest
 
 __all__ = ["Call", "ReferenceRun", "answer", "reference_run"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from langtree import parse_command
 from langtree.dsl import ContextCommand, Span
-from langtree.dsl.fastpath import parse_fast
+from langtree.dsl._fastpath import parse_fast
 from tests.dsl.parsed import parse_error
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from langtree import CommandParseError
 from langtree.dsl import NodeModifierCommand
-from langtree.dsl.extraction import StrayCommand, extract_commands, find_stray_commands
-from langtree.structure.call_commands.table import call_signatures
+from langtree.dsl._extraction import StrayCommand, extract_commands, find_stray_commands
+from langtree.structure.call_commands._table import call_signatures
 from tests.dsl.parsed import each, text_type_error, to
 
 SIGNATURES = call_signatures()

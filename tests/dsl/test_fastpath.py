@@ -4,12 +4,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import all_commands, each_commands, mutated_commands
 
-from langtree.dsl.commands import AllCommand, EachCommand
-from langtree.dsl.fastpath import parse_fast
-from langtree.dsl.parser import _parse_command
-from langtree.dsl.tokenizer import Tokenizer
+from langtree.dsl._commands import AllCommand, EachCommand
+from langtree.dsl._fastpath import parse_fast
+from langtree.dsl._parser import _parse_command
+from langtree.dsl._tokenizer import Tokenizer
 from langtree.errors import CommandParseError
-from langtree.structure.call_commands.table import call_signatures
+from langtree.structure.call_commands._table import call_signatures
 
 
 def full_parse(text: str) -> object:

@@ -29,13 +29,13 @@ from typing import Literal
 
 import pytest
 
-import langtree.dsl.extraction
-import langtree.dsl.fastpath
-import langtree.dsl.tokenizer
-import langtree.dsl.values
+import langtree.dsl._extraction
+import langtree.dsl._fastpath
+import langtree.dsl._tokenizer
+import langtree.dsl._values
 from langtree import CommandParseError, parse_command
-from langtree.dsl.extraction import extract_commands
-from langtree.structure.call_commands.table import call_signatures
+from langtree.dsl._extraction import extract_commands
+from langtree.structure.call_commands._table import call_signatures
 
 Mode = Literal["match", "fullmatch", "search", "finditer"]
 Item = tuple[object, object]
@@ -257,10 +257,10 @@ def _deep_recursion() -> Iterator[None]:
 # ---------------------------------------------------------------------------------------
 
 DSL_MODULES = (
-    langtree.dsl.tokenizer,
-    langtree.dsl.fastpath,
-    langtree.dsl.extraction,
-    langtree.dsl.values,
+    langtree.dsl._tokenizer,
+    langtree.dsl._fastpath,
+    langtree.dsl._extraction,
+    langtree.dsl._values,
 )
 
 USES: dict[str, Mode] = {
@@ -287,7 +287,7 @@ def dsl_patterns() -> dict[str, re.Pattern[str]]:
         for name, value in vars(module).items():
             if isinstance(value, re.Pattern):
                 found[f"{short}.{name}"] = value
-    for name, rule in langtree.dsl.tokenizer.RULES.items():
+    for name, rule in langtree.dsl._tokenizer.RULES.items():
         found[f"tokenizer.RULES[{name!r}]"] = rule
     return found
 

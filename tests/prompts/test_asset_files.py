@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langtree import ExecutionError
-from langtree.prompts.asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
+from langtree.prompts._asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
 
 PNG = b"\x89PNG\r\n\x1a\n"
 WHERE = "TaskCaption.photo"

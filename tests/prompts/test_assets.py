@@ -8,8 +8,8 @@ import pytest
 from pydantic import Field, ValidationError
 
 from langtree import Asset, ExecutionError, Prompts, RunStructure, StructureError, TreeNode
-from langtree.prompts.attachments import ASSET_TOKENS, content_blocks
-from langtree.prompts.tokens import count_tokens
+from langtree.prompts._attachments import ASSET_TOKENS, content_blocks
+from langtree.prompts._tokens import count_tokens
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

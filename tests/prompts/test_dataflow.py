@@ -11,11 +11,11 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
-from langtree.prompts.dataflow import EXTERNAL, apply_flow
-from langtree.prompts.state import Address, Output, RunState
-from langtree.prompts.values import Pending, PendingList
-from langtree.structure.commands.flows import resolve_flows
-from langtree.structure.config import ConfigInput
+from langtree.prompts._dataflow import EXTERNAL, apply_flow
+from langtree.prompts._state import Address, Output, RunState
+from langtree.prompts._values import Pending, PendingList
+from langtree.structure._config import ConfigInput
+from langtree.structure.commands._flows import resolve_flows
 
 
 def line_of(text: str) -> int:

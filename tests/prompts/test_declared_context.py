@@ -11,9 +11,9 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, TreeNode
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts._preview import StepPrompt
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 SYSTEM = """\
 You write one part of a larger structured document. The task below describes the whole

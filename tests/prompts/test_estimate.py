@@ -7,8 +7,8 @@ import json
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.estimate import Cost, Prompts
-from langtree.prompts.tokens import PromptTokens, count_tokens
+from langtree.prompts._estimate import Cost, Prompts
+from langtree.prompts._tokens import PromptTokens, count_tokens
 from langtree.testing import FakeChatModel
 
 

@@ -4,7 +4,7 @@ the problem lines the trace keeps, pinned whole."""
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from langtree.prompts.feedback import (
+from langtree.prompts._feedback import (
     cut_off_error,
     feedback_message,
     invalid_tool_arguments,

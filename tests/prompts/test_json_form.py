@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from langtree.prompts.json_form import json_form
+from langtree.prompts._json_form import json_form
 
 
 class Mood(Enum):

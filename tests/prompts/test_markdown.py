@@ -2,7 +2,7 @@
 
 import pytest
 
-from langtree.prompts.markdown import heading, heading_level_before, join_blocks, shift_headings
+from langtree.prompts._markdown import heading, heading_level_before, join_blocks, shift_headings
 
 
 @pytest.mark.parametrize(

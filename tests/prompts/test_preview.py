@@ -5,7 +5,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, StructureError, TreeNode
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts._preview import StepPrompt
 
 
 class TaskGreeting(TreeNode):
@@ -117,7 +117,7 @@ def test_a_template_without_a_block_is_an_error() -> None:
         "LangTree found 1 problem:\n\n"
         "error: The prompt template lacks the block(s) ['human']\n"
         "  hint: define '{% block system %}...{% endblock %}' and "
-        "'{% block human %}...{% endblock %}'; see langtree.prompts.template.DEFAULT_TEMPLATE"
+        "'{% block human %}...{% endblock %}'; see langtree.prompts._template.DEFAULT_TEMPLATE"
     )
 
 

@@ -4,7 +4,7 @@ import pytest
 from pydantic import Field
 
 from langtree import Asset, RunStructure, TreeNode
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts._preview import StepPrompt
 
 
 class TaskGreet(TreeNode):

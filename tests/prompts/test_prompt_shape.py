@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, StructureError, TreeNode
-from langtree.prompts.template import LEAN_TEMPLATE
+from langtree.prompts._template import LEAN_TEMPLATE
 from langtree.testing import FakeChatModel
 
 

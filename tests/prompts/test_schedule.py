@@ -5,10 +5,10 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.schedule import CommandReadiness, FlowSchedule
-from langtree.prompts.state import RunState
-from langtree.structure.commands.flows import Flow, resolve_flows
-from langtree.structure.types.type_config import TypeMappingConfig
+from langtree.prompts._schedule import CommandReadiness, FlowSchedule
+from langtree.prompts._state import RunState
+from langtree.structure.commands._flows import Flow, resolve_flows
+from langtree.structure.types._type_config import TypeMappingConfig
 
 
 class Item(TreeNode):

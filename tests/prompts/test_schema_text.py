@@ -4,7 +4,7 @@ placeholders, braces read as the prompt reads them, and no titles but the tool's
 from pydantic import BaseModel, Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.schema_text import clean_description, tool_schema
+from langtree.prompts._schema_text import clean_description, tool_schema
 from langtree.testing import FakeChatModel
 
 

@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.preview import StepPrompt
+from langtree.prompts._preview import StepPrompt
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 def prompts(*tasks: type[TreeNode], inputs: Any) -> list[StepPrompt]:

@@ -3,9 +3,9 @@
 from pydantic import BaseModel, Field
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.state import Address, RunState, copied, instance_text, to_plain
-from langtree.prompts.values import Pending, pending_list
-from langtree.structure.tree.registry import NodeRegistry
+from langtree.prompts._state import Address, RunState, copied, instance_text, to_plain
+from langtree.prompts._values import Pending, pending_list
+from langtree.structure.tree._registry import NodeRegistry
 
 
 class Paragraph(TreeNode):

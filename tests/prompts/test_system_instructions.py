@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, StructureError, TreeNode
-from langtree.prompts.template import DEFAULT_TEMPLATE
+from langtree.prompts._template import DEFAULT_TEMPLATE
 from langtree.testing import FakeChatModel
 
 

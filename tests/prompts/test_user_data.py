@@ -6,9 +6,9 @@ from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.runtime import LLMProvider
-from langtree.runtime.calls.provider import ModelConfig
+from langtree.runtime.calls._provider import ModelConfig
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 class TaskNote(TreeNode):

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from langtree import ExecutionError, TreeNode
-from langtree.prompts.values import (
+from langtree.prompts._values import (
     Pending,
     PendingList,
     contains_pending,

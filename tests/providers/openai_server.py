@@ -82,7 +82,7 @@ def _params(params: Any) -> Any:
     holds a thread. One slot keeps the whole context for each call; on 2 cores, 2 slots
     served concurrent calls no faster. ``/slots`` tells the teardown when the server is idle.
     """
-    from langtree.models.llama_server import default_model_path
+    from langtree.models._llama_server import default_model_path
 
     params.model.path = default_model_path()
     params.model_alias = {MODEL_NAME}

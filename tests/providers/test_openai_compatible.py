@@ -19,7 +19,7 @@ from openai_server import OpenAICompatibleServer
 from pydantic import BaseModel, Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.template import LEAN_TEMPLATE
+from langtree.prompts._template import LEAN_TEMPLATE
 
 pytestmark = [pytest.mark.local_model, pytest.mark.allow_hosts(["127.0.0.1"])]
 

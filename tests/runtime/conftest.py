@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from langtree.prompts import tokens
+from langtree.prompts import _tokens as tokens
 
 
 @pytest.fixture

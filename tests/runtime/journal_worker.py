@@ -32,7 +32,7 @@ from pydantic import Field
 
 from langtree import LLMProvider, RetryPolicy, RunStructure, TreeNode
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 SECTIONS, PARAGRAPHS, MAX_CONCURRENCY = 50, 10, 8
 

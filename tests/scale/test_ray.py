@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RateLimit, RowResult, RunStructure, StepFailedError, TreeNode
-from langtree.prompts.tokens import PromptTokens
+from langtree.prompts._tokens import PromptTokens
 from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
 ray = pytest.importorskip(

@@ -27,9 +27,9 @@ from pydantic import AnyUrl, BaseModel, Field, Json, ValidationError, create_mod
 
 import langtree.testing
 from langtree.errors import ExecutionError
-from langtree.prompts.json_form import json_instructions
+from langtree.prompts._json_form import json_instructions
 from langtree.testing import FakeChatModel, FakeRequest, example_value
-from langtree.testing.patterns import example_match
+from langtree.testing._patterns import example_match
 
 PATH: RunnableConfig = {"metadata": {"langtree_node_path": "task.report.sections"}}
 

@@ -5,3 +5,7 @@ method a model is bound with (`methods`, `json_mode`, `schema`, `chat_base` for
 LangTree's own chat models), the call itself (`call`), and how a reply is read
 (`replies`, `refusals`, `metadata`).
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

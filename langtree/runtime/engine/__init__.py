@@ -11,3 +11,7 @@ A run is made of four parts, each complete once it is set up: what it is given
 (`RunBasis`, in `setup`), what it records and whom it tells (`records`), how it
 calls its models (`run_calls`) and where its steps stand (`Schedule`, in `instances`).
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

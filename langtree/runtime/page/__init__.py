@@ -7,3 +7,7 @@ them, and each step instance with its calls: prompt, answer, attempts, latency, 
 and model; failures marked and listed at the top; and the plan drawn as an inline SVG.
 It has no script and fetches nothing, so it works offline, opened from a file.
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

@@ -8,3 +8,7 @@ reads a command's kind from the table. Where the commands may stand is checked f
 kinds (`placement`), and the fields that transforms compute against the mappings
 (`transform_targets`).
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

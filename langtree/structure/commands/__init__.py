@@ -6,3 +6,7 @@ Node settings and modifiers (`settings`), assembly variables (`variables`),
 ``@all`` flows (`flows`, `element_flows`), where their values show
 (`deliveries`) and what each command reads and writes (`command_keys`).
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

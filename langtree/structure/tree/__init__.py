@@ -5,3 +5,7 @@
 descriptions with where they stand in the source (`texts`, `origins`,
 `unicode_texts`).
 """
+
+# The room's modules serve its own stage, which imports them directly; what other
+# stages and users may import, the stage's __init__ exports.
+__all__: list[str] = []

@@ -23,7 +23,7 @@ from langtree import (
     StructureError,
     TreeNode,
 )
-from langtree.runtime.faults.failure import deadline_keeper
+from langtree.runtime.faults._failure import deadline_keeper
 from langtree.testing import FakeChatModel, FakeRequest
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -14,11 +14,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.schema_text import tool_schema
+from langtree.prompts._schema_text import tool_schema
 from langtree.runtime import LLMProvider, RunResult
-from langtree.runtime.calls.methods import bind_structured
+from langtree.runtime.calls._methods import bind_structured
 from langtree.testing import FakeChatModel, offline_model
-from langtree.testing.fake_model import ResponderResult
+from langtree.testing._fake_model import ResponderResult
 
 
 class TaskGreet(TreeNode):

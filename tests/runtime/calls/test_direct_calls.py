@@ -15,10 +15,10 @@ from langchain_core.runnables import Runnable
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.schema_text import tool_schema
+from langtree.prompts._schema_text import tool_schema
 from langtree.runtime import RunResult
-from langtree.runtime.calls.metadata import NODE_PATH_KEY
-from langtree.runtime.calls.methods import DirectCall, bind_structured
+from langtree.runtime.calls._metadata import NODE_PATH_KEY
+from langtree.runtime.calls._methods import DirectCall, bind_structured
 from langtree.testing import FakeChatModel
 
 

@@ -17,17 +17,17 @@ from langchain_core.runnables import ConfigurableField, Runnable, RunnableLambda
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
-from langtree.prompts.json_form import add_instructions, asks_for_json, json_instructions
+from langtree.prompts._json_form import add_instructions, asks_for_json, json_instructions
 from langtree.runtime import LLMProvider, MethodChoice, ModelConfig, RunResult
-from langtree.runtime.calls.methods import (
+from langtree.runtime.calls._methods import (
     Method,
     StructuredBinding,
     bind_structured,
     resolve_method,
 )
-from langtree.runtime.calls.replies import answered_by, read_reply
+from langtree.runtime.calls._replies import answered_by, read_reply
 from langtree.testing import FakeChatModel, offline_model
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 METHODS: list[Method] = ["function_calling", "json_schema", "json_mode"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from langtree import StructureError
 from langtree.runtime import LLMProvider, ModelConfig
-from langtree.runtime.calls.provider_strings import PROVIDER_PACKAGES
+from langtree.runtime.calls._provider_strings import PROVIDER_PACKAGES
 
 needs_langchain = pytest.mark.skipif(
     importlib.util.find_spec("langchain") is None

@@ -1,6 +1,6 @@
 """Dataset runs: one tree over many rows (``run_many``/``arun_many``), rows sharing the
 run's settings, failures per row, resume through the journal (see
-``langtree.runtime.datasets.dataset`` and docs/datasets.md)."""
+``langtree.runtime.datasets._dataset`` and docs/datasets.md)."""
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -21,7 +21,7 @@ from langtree import (
     UsageLimits,
 )
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 def notes(row: int, paragraphs: int = 2) -> dict[object, object]:

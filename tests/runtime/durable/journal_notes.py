@@ -11,7 +11,7 @@ from notes_tree import TaskNotes, notes
 
 from langtree import LLMProvider, RunResult, RunStructure
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 def answer(request: FakeRequest) -> Mapping[str, object]:

@@ -1,5 +1,5 @@
 """The response cache: answers kept across runs on the provider or the run, keyed like
-the journal, so resampled calls stay distinct (see ``langtree.runtime.durable.cache`` and
+the journal, so resampled calls stay distinct (see ``langtree.runtime.durable._cache`` and
 docs/durable.md)."""
 
 import itertools

@@ -1,9 +1,9 @@
 """A model's identity in a call's key: its class and parameters, the same in every run
-(see ``langtree.runtime.durable.call_key``)."""
+(see ``langtree.runtime.durable._call_key``)."""
 
 import pytest
 
-from langtree.runtime.durable.call_key import model_identity
+from langtree.runtime.durable._call_key import model_identity
 from langtree.testing import FakeChatModel
 
 

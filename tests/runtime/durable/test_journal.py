@@ -1,5 +1,5 @@
 """The call journal: answers recorded in SQLite and replayed, so that a stopped run
-resumes without paying twice (see ``langtree.runtime.durable.journal`` and docs/durable.md)."""
+resumes without paying twice (see ``langtree.runtime.durable._journal`` and docs/durable.md)."""
 
 import io
 import itertools
@@ -27,9 +27,9 @@ from notes_tree import Paragraph, TaskNotes, notes
 from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, StepFailedError, TreeNode
-from langtree.runtime.durable.journal import JournalReport
+from langtree.runtime.durable._journal import JournalReport
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 NOTES = notes(3)
 

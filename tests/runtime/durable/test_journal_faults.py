@@ -28,9 +28,9 @@ from langtree import (
     RunStructure,
     TreeNode,
 )
-from langtree.runtime.durable.journal import JournalReport
+from langtree.runtime.durable._journal import JournalReport
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 def long_answer(request: FakeRequest) -> Mapping[str, object]:

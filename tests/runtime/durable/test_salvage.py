@@ -1,5 +1,5 @@
 """Salvage: the answers of a damaged journal that can still be read, copied into a new
-journal, with those lost counted (see ``langtree.runtime.durable.salvage``)."""
+journal, with those lost counted (see ``langtree.runtime.durable._salvage``)."""
 
 from pathlib import Path
 
@@ -7,8 +7,8 @@ import pytest
 from journal_notes import TaskNotes, answer, damaged_journal, query, run
 
 from langtree import ExecutionError
-from langtree.runtime.durable.journal import JournalReport
-from langtree.runtime.durable.salvage import SalvageReport, salvage_journal
+from langtree.runtime.durable._journal import JournalReport
+from langtree.runtime.durable._salvage import SalvageReport, salvage_journal
 from langtree.testing import FakeChatModel
 
 

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider, RunResult, StepFailedError
-from langtree.runtime.observe.result import SkippedInstance
+from langtree.runtime.observe._result import SkippedInstance
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 from tests.runtime.engine.test_engine import report_digest
 
 BROKEN = "task.summarize_report.sections[1]"

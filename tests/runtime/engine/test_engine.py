@@ -13,7 +13,7 @@ from pydantic import Field
 from langtree import ExecutionError, RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider, RunResult, StepFailedError
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 report_digest = load_example("report_digest")
 review_rating = load_example("review_rating")

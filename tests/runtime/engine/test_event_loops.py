@@ -22,7 +22,7 @@ from pydantic import PrivateAttr
 
 from langtree import RunInterrupted
 from langtree.runtime import RunResult
-from langtree.runtime.engine.loop import run_sync
+from langtree.runtime.engine._loop import run_sync
 from langtree.testing import FakeChatModel, FakeRequest
 
 REPOSITORY = Path(__file__).parent.parent.parent.parent

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
 from langtree.runtime import LLMProvider
-from langtree.structure.config import ConfigInput
+from langtree.structure._config import ConfigInput
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 def line_of(text: str) -> int:

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator
 
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 class Item(TreeNode):

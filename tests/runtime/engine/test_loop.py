@@ -16,8 +16,8 @@ import pytest
 from loop_bound import LoopBoundClient, running_loop, user_loop
 
 from langtree.errors import ExecutionError
-from langtree.runtime.engine import loop as langtree_loop
-from langtree.runtime.engine.loop import run_async, run_sync
+from langtree.runtime.engine import _loop as langtree_loop
+from langtree.runtime.engine._loop import run_async, run_sync
 
 REPOSITORY = Path(__file__).parent.parent.parent.parent
 
@@ -430,7 +430,7 @@ async def start():
 @pytest.mark.parametrize(("script", "output"), EXIT_SCRIPTS)
 def test_the_interpreter_exits_with_langtree_loop_busy(script: str, output: str) -> None:
     program = (
-        "import asyncio, time\nfrom langtree.runtime.engine.loop import run_sync\nTASKS = []\n"
+        "import asyncio, time\nfrom langtree.runtime.engine._loop import run_sync\nTASKS = []\n"
         + script
         + "run_sync(start)\ntime.sleep(0.5)\n"
     )
@@ -451,7 +451,7 @@ def test_the_interpreter_exits_with_an_iteration_left_open() -> None:
     # The iteration is closed when the interpreter clears the module, after LangTree's
     # loop stopped at exit (an uncaught exception's traceback holds it that long too).
     program = (
-        "from langtree.runtime.engine.loop import iterate_sync\n"
+        "from langtree.runtime.engine._loop import iterate_sync\n"
         "async def numbers():\n"
         "    try:\n"
         "        for number in range(3):\n"

@@ -15,13 +15,13 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
-from langtree.prompts.dataflow import apply_flow
-from langtree.prompts.state import MissingValue, OnMissing, RunState
+from langtree.prompts._dataflow import apply_flow
+from langtree.prompts._state import MissingValue, OnMissing, RunState
 from langtree.runtime import LLMProvider
-from langtree.structure.commands.flows import resolve_flows
-from langtree.structure.config import ConfigInput
+from langtree.structure._config import ConfigInput
+from langtree.structure.commands._flows import resolve_flows
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 CONTINUE = {"on_error": "continue"}
 

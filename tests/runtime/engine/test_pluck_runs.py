@@ -7,12 +7,12 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
-from langtree.dsl.paths import split_plucks
-from langtree.prompts.plucking import pluck_values
-from langtree.prompts.values import Absent
+from langtree.dsl._paths import split_plucks
+from langtree.prompts._plucking import pluck_values
+from langtree.prompts._values import Absent
 from langtree.runtime import LLMProvider
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 class Item(TreeNode):

@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from langtree import RunStructure, TreeNode
 from langtree.runtime import LLMProvider, StepFailedError
-from langtree.runtime.engine.resampling import aggregate, nearest_member
+from langtree.runtime.engine._resampling import aggregate, nearest_member
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 review_rating = load_example("review_rating")
 

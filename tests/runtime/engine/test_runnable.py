@@ -9,7 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import ExecutionError
-from langtree.runtime.observe.progress import RunProgress
+from langtree.runtime.observe._progress import RunProgress
 from langtree.testing import FakeChatModel
 
 

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.prompts.state import Address
-from langtree.runtime.engine.waits import InstanceWaits
+from langtree.prompts._state import Address
+from langtree.runtime.engine._waits import InstanceWaits
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 Delay = Callable[[FakeRequest], int]
 

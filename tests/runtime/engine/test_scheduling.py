@@ -7,12 +7,12 @@ import pytest
 from pydantic import Field
 
 from langtree import ExecutionError, RunStructure, TreeNode
-from langtree.prompts.state import Address
+from langtree.prompts._state import Address
 from langtree.runtime import LLMProvider
-from langtree.runtime.engine.waits import InstanceWaits, shared_levels
-from langtree.structure.planning.plan import ElementWait
+from langtree.runtime.engine._waits import InstanceWaits, shared_levels
+from langtree.structure.planning._plan import ElementWait
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 
 
 class Paragraph(TreeNode):

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from langtree import RunStructure, TreeNode
 from langtree.runtime import LLMProvider
-from langtree.runtime.observe.result import SkippedInstance
+from langtree.runtime.observe._result import SkippedInstance
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 class Verse(TreeNode):

@@ -24,7 +24,7 @@ from langtree import (
 )
 from langtree.runtime import LLMProvider, RunResult, Usage
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 FAST = RetryPolicy(initial_delay=0.001, max_delay=0.01)
 

@@ -29,8 +29,8 @@ from langchain_core.exceptions import (
 )
 
 from langtree.errors import CommandParseError, ConversionError, ExecutionError
-from langtree.runtime.faults import faults
-from langtree.runtime.faults.faults import (
+from langtree.runtime.faults import _faults as faults
+from langtree.runtime.faults._faults import (
     FailureKind,
     classify_failure,
     describe_failure,

@@ -20,8 +20,8 @@ from langtree import (
     RunResult,
     StructureError,
 )
-from langtree.prompts.tokens import PromptTokens, encoding_loaded
-from langtree.runtime.faults.rate_limit import RateBuckets, RateLimiter
+from langtree.prompts._tokens import PromptTokens, encoding_loaded
+from langtree.runtime.faults._rate_limit import RateBuckets, RateLimiter
 from langtree.testing import FakeChatModel, FakeRequest, ResponderResult
 
 RUN_HINT = (

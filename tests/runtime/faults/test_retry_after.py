@@ -19,7 +19,7 @@ from langtree import RetryPolicy, RunStructure, StepFailedError, TreeNode
 from langtree.cli import main
 from langtree.runtime import LLMProvider, ProgressBar, RunResult
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC).timestamp()
 

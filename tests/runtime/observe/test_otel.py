@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.runtime.observe.otel import CAPTURE_CONTENT, run_tracer
+from langtree.runtime.observe._otel import CAPTURE_CONTENT, run_tracer
 from langtree.testing import FakeChatModel, FakeRequest
 
 trace = pytest.importorskip("opentelemetry.trace", reason="needs the otel extra")

@@ -10,9 +10,9 @@ from pydantic import Field
 
 from langtree import RunStructure, StepFailedError, TreeNode
 from langtree.runtime import LLMProvider, ProgressBar
-from langtree.runtime.observe.progress_bar import progress_text
+from langtree.runtime.observe._progress_bar import progress_text
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 class Item(TreeNode):

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.runtime import RunResult
-from langtree.runtime.observe.provenance import UnknownPathError
+from langtree.runtime.observe._provenance import UnknownPathError
 from langtree.testing import FakeChatModel
 from tests.runtime.engine.test_engine import report_digest, run_report_digest, summaries
 

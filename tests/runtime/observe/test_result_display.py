@@ -4,10 +4,10 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
-from langtree.prompts.tokens import PromptTokens
+from langtree.prompts._tokens import PromptTokens
 from langtree.runtime import LLMProvider, RunResult, RunUsage, TraceRecord, TransformRecord
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 
 class Item(TreeNode):

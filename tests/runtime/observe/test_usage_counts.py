@@ -19,9 +19,9 @@ import pytest
 from catalogue_tree import TaskCatalogue, catalogue
 
 from langtree import LLMProvider, RateLimit, RetryPolicy, RunStructure, UsageLimits
-from langtree.prompts.tokens import count_tokens, encoding_loaded
+from langtree.prompts._tokens import count_tokens, encoding_loaded
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 ROOT = Path(__file__).parent.parent.parent.parent
 
@@ -30,7 +30,7 @@ import json, sys
 
 from catalogue_tree import TaskCatalogue, catalogue
 
-from langtree.prompts import tokens
+from langtree.prompts import _tokens as tokens
 from langtree.testing import FakeChatModel
 
 

@@ -22,11 +22,11 @@ from pydantic import Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.errors import LangTreeError
 from langtree.runtime import RunResult
-from langtree.runtime.page.files import read_run
-from langtree.runtime.page.render import page_html
-from langtree.runtime.page.saved import SavedCall, SavedWrite, saved_run
+from langtree.runtime.page._files import read_run
+from langtree.runtime.page._render import page_html
+from langtree.runtime.page._saved import SavedCall, SavedWrite, saved_run
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest, ResponderResult
+from langtree.testing._fake_model import FakeRequest, ResponderResult
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

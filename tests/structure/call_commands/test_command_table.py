@@ -16,9 +16,9 @@ from pydantic import Field
 
 import langtree.structure.call_commands as call_commands
 from langtree import CommandParseError, TreeNode, parse_command
-from langtree.dsl.commands import ExecutionCommand
-from langtree.structure.call_commands.kind import CommandKind
-from langtree.structure.call_commands.table import (
+from langtree.dsl._commands import ExecutionCommand
+from langtree.structure.call_commands._kind import CommandKind
+from langtree.structure.call_commands._table import (
     COMMAND_MODULE_SUFFIX,
     call_signatures,
     command_kinds,
@@ -34,18 +34,19 @@ TABLE = ("structure/call_commands/",)
 HOMONYMS = Counter(
     {
         # What wrote a value (the caller's input, a transform step): a provenance kind.
-        ("provenance.py", "input"): 2,
-        ("provenance.py", "transform"): 2,
+        ("_provenance.py", "input"): 2,
+        ("_provenance.py", "transform"): 2,
         # Keys of a step's saved data, and the noun of a count.
-        ("plan.py", "resample"): 1,
-        ("plan.py", "transform"): 1,
-        ("result_display.py", "transform"): 1,
+        ("_plan.py", "resample"): 1,
+        ("_plan.py", "transform"): 1,
+        ("_result_display.py", "transform"): 1,
         # Input tokens, as OpenTelemetry names them.
-        ("otel.py", "input"): 1,
+        ("_otel.py", "input"): 1,
     }
 )
 """Strings that spell a command's name and mean something else, by module file name (the
-folders a module lies in may change)."""
+folders a module lies in may change; every module is private, so its name starts with an
+underscore)."""
 
 
 def name_literals() -> Counter[tuple[str, str]]:
@@ -68,7 +69,7 @@ def test_no_module_outside_the_table_names_a_command() -> None:
 
 def test_the_table_is_every_command_module_in_the_order_of_their_names() -> None:
     modules = sorted(
-        path.stem.removesuffix(COMMAND_MODULE_SUFFIX)
+        path.stem.removeprefix("_").removesuffix(COMMAND_MODULE_SUFFIX)
         for path in (PACKAGE / "structure" / "call_commands").glob(f"*{COMMAND_MODULE_SUFFIX}.py")
     )
 
@@ -135,8 +136,8 @@ def test_every_command_an_input_leaves_without_effect_is_named() -> None:
 SHOUT_MODULE = '''
 """``! shout(times)``: a command that only this test declares."""
 
-from langtree.dsl.signatures import CommandSignature, Parameter
-from langtree.structure.call_commands.kind import CommandKind, FieldOnly
+from langtree.dsl._signatures import CommandSignature, Parameter
+from langtree.structure.call_commands._kind import CommandKind, FieldOnly
 
 SHOUT = CommandKind(
     signature=CommandSignature(
@@ -151,16 +152,16 @@ SHOUT = CommandKind(
 
 @pytest.fixture
 def shout_command(tmp_path: Path) -> Iterator[None]:
-    """``shout_command.py``, laid in a folder of the package's path as a new command's
+    """``_shout_command.py``, laid in a folder of the package's path as a new command's
     module is laid in the package; the table is read anew before and after."""
-    (tmp_path / f"shout{COMMAND_MODULE_SUFFIX}.py").write_text(SHOUT_MODULE)
+    (tmp_path / f"_shout{COMMAND_MODULE_SUFFIX}.py").write_text(SHOUT_MODULE)
     call_commands.__path__.append(str(tmp_path))
     command_table.cache_clear()
     try:
         yield
     finally:
         call_commands.__path__.remove(str(tmp_path))
-        sys.modules.pop(f"{call_commands.__name__}.shout{COMMAND_MODULE_SUFFIX}", None)
+        sys.modules.pop(f"{call_commands.__name__}._shout{COMMAND_MODULE_SUFFIX}", None)
         command_table.cache_clear()
 
 

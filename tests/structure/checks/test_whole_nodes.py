@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 from langtree import LLMProvider, RunStructure, TreeNode
-from langtree.structure.planning.plan import ExecutionPlan
+from langtree.structure.planning._plan import ExecutionPlan
 from langtree.testing import FakeChatModel
 from tests.structure.validated import refused
 

@@ -273,7 +273,7 @@ ITEM_FIELDS = "'id', 'name', 'tags', 'words', 'owner'"
             "(list[int]) to task.digest.one_id (int): forbidden conversion not allowed by "
             "strict strategy",
             "change the field types: list[int] cannot be converted to int (see "
-            "langtree.structure.types.compatibility)",
+            "langtree.structure.types._compatibility)",
             id="list-into-a-scalar",
         ),
         pytest.param(
@@ -284,7 +284,7 @@ ITEM_FIELDS = "'id', 'name', 'tags', 'words', 'owner'"
             "(list[list[str]]) to task.digest.ids (list[int]): forbidden conversion not "
             "allowed by strict strategy",
             "change the field types: list[list[str]] cannot be converted to list[int] (see "
-            "langtree.structure.types.compatibility)",
+            "langtree.structure.types._compatibility)",
             id="nested-plucks-nest",
         ),
     ],

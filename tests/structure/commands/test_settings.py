@@ -12,7 +12,7 @@ from langtree import (
     TypeMappingConfig,
     ValidationStrategy,
 )
-from langtree.structure.config import StructureConfig
+from langtree.structure._config import StructureConfig
 from tests.structure.validated import diagnostics, line_in, mark_in, mark_of, problems
 
 FILE = __file__

@@ -8,7 +8,7 @@ import pytest
 from pydantic import Field, create_model
 
 from langtree import RunStructure, TreeNode, parse_command
-from langtree.dsl.commands import ExecutionCommand
+from langtree.dsl._commands import ExecutionCommand
 from tests.structure.validated import diagnostics, problems
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()

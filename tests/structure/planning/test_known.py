@@ -6,8 +6,8 @@ import pytest
 from pydantic import Field, create_model
 
 from langtree import RunStructure, StructureError, TreeNode
-from langtree.structure.commands.flows import resolve_flows
-from langtree.structure.planning.known import KnownFields, known_fields, supplied_fields
+from langtree.structure.commands._flows import resolve_flows
+from langtree.structure.planning._known import KnownFields, known_fields, supplied_fields
 from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 from tests.structure.validated import structure_of
 

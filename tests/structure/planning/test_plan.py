@@ -10,7 +10,7 @@ from pydantic import Field, create_model
 
 from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
-from langtree.structure.planning.plan import ExecutionPlan, PlanStep
+from langtree.structure.planning._plan import ExecutionPlan, PlanStep
 from langtree.testing import FakeChatModel
 from tests.structure.planning.each_trees import Row, TaskBook, TaskDigest, TaskLabels, TaskTable
 from tests.structure.validated import structure_of

@@ -3,7 +3,7 @@
 from pydantic import Field
 
 from langtree import RunStructure, TreeNode
-from langtree.structure.planning.plan import ExecutionPlan
+from langtree.structure.planning._plan import ExecutionPlan
 
 
 class Finding(TreeNode):

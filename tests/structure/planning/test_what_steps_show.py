@@ -12,7 +12,7 @@ import pytest
 from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode
-from langtree.structure.planning.plan import PlanStep
+from langtree.structure.planning._plan import PlanStep
 from tests.category_pages import PRODUCTS, TaskCatalogue, TaskCategoryPage
 
 FILE = __file__

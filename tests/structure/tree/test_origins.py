@@ -6,8 +6,8 @@ import pytest
 from pydantic import Field
 
 from langtree import CommandParseError, TreeNode
-from langtree.structure.tree.origins import Origin, class_origins
-from langtree.structure.tree.texts import class_parse_diagnostics, read_class_texts
+from langtree.structure.tree._origins import Origin, class_origins
+from langtree.structure.tree._texts import class_parse_diagnostics, read_class_texts
 
 
 class Documented(TreeNode):

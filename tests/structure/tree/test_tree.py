@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field, create_model
 
 from langtree import CommandParseError, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
-from langtree.structure.tree.shapes import FieldShape, ShapeError, field_shape
-from langtree.structure.tree.tree import task_tag, title_from_name
+from langtree.structure.tree._shapes import FieldShape, ShapeError, field_shape
+from langtree.structure.tree._tree import task_tag, title_from_name
 from tests.structure.validated import structure_of
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()

@@ -8,8 +8,8 @@ import pytest
 from pydantic import Field, create_model
 
 from langtree import CommandParseError, RunStructure, TreeNode
-from langtree.structure.tree.texts import read_class_texts
-from langtree.structure.tree.tree_node import WrittenTexts, without_commands, written_texts
+from langtree.structure.tree._texts import read_class_texts
+from langtree.structure.tree._tree_node import WrittenTexts, without_commands, written_texts
 
 SECTION_DOC = """
     ! @sequential

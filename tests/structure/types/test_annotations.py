@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from langtree import TreeNode
-from langtree.structure.types import annotations
+from langtree.structure.types import _annotations as annotations
 
 
 class Section(TreeNode):

@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from langtree import StructureError, TreeNode
 from langtree.errors import ConversionError
-from langtree.structure.types.compatibility import (
+from langtree.structure.types._compatibility import (
     CompatibilityLevel,
     TypeProblem,
     check_mapping,
     compatibility,
 )
-from langtree.structure.types.conversion import convert_value
-from langtree.structure.types.type_config import (
+from langtree.structure.types._conversion import convert_value
+from langtree.structure.types._type_config import (
     TYPE_MAPPING_KEYS,
     TypeMappingConfig,
     ValidationStrategy,
@@ -339,7 +339,7 @@ def test_forbidden_mapping_hint_asks_for_other_types() -> None:
     assert problem is not None
     assert problem.hint == (
         "change the field types: list[int] cannot be converted to dict[str, int]"
-        " (see langtree.structure.types.compatibility)"
+        " (see langtree.structure.types._compatibility)"
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import Diagnostic
 from langtree.testing import FakeChatModel
-from langtree.testing.fake_model import FakeRequest
+from langtree.testing._fake_model import FakeRequest
 from tests.structure.validated import diagnostics
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()

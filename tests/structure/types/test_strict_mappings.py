@@ -10,13 +10,13 @@ from pydantic import Field
 
 from langtree import RunStructure, StructureError, TreeNode, TypeMappingConfig, ValidationStrategy
 from langtree.errors import ConversionError
-from langtree.structure.types.compatibility import (
+from langtree.structure.types._compatibility import (
     CompatibilityLevel,
     TypeProblem,
     check_mapping,
     needs_no_conversion,
 )
-from langtree.structure.types.conversion import accepts_none, check_exact, convert_value
+from langtree.structure.types._conversion import accepts_none, check_exact, convert_value
 
 EXACT = TypeMappingConfig(validation_strategy=ValidationStrategy.EXACT)
 STRICT = TypeMappingConfig()

@@ -230,7 +230,7 @@ def test_forbidden_mapping_is_an_error_even_under_development() -> None:
                 "development",
             ),
             "change the field types: Profile cannot be converted to int"
-            " (see langtree.structure.types.compatibility)",
+            " (see langtree.structure.types._compatibility)",
         )
     ]
 
@@ -399,7 +399,7 @@ def test_target_with_fewer_levels_receives_the_list_of_values() -> None:
                 "strict",
             ),
             "change the field types: list[float] cannot be converted to float"
-            " (see langtree.structure.types.compatibility)",
+            " (see langtree.structure.types._compatibility)",
         )
     ]
 
@@ -435,7 +435,7 @@ def test_each_source_crossing_a_list_beyond_the_iteration_sends_a_list() -> None
                 "strict",
             ),
             "change the field types: list[str] cannot be converted to int"
-            " (see langtree.structure.types.compatibility)",
+            " (see langtree.structure.types._compatibility)",
         )
     ]
 
