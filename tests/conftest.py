@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import settings
 
+from tests.photos import PNG
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
@@ -68,3 +70,13 @@ def browser() -> Iterator["Browser"]:
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def photos(tmp_path: Path) -> Path:
+    """A folder of photos (``kettle.png``), beside a secret the inputs must not reach."""
+    folder = tmp_path.resolve() / "photos"  # the messages show resolved paths
+    folder.mkdir()
+    (folder / "kettle.png").write_bytes(PNG)
+    (tmp_path / "secret.txt").write_text("password")
+    return folder

@@ -11,8 +11,8 @@ import pytest
 
 from langtree import ExecutionError
 from langtree.prompts._asset_files import DEFAULT_MAX_ASSET_BYTES, AssetFiles
+from tests.photos import PNG
 
-PNG = b"\x89PNG\r\n\x1a\n"
 WHERE = "TaskCaption.photo"
 OUTSIDE_HINT = (
     "LangTree reads local files only from the folders a run names: "
@@ -24,16 +24,6 @@ NOT_REGULAR_HINT = (
     "assets are read from regular files only (a device, a pipe or a folder may block or "
     "never end); save the content to a file, or give it as bytes"
 )
-
-
-@pytest.fixture
-def photos(tmp_path: Path) -> Path:
-    """A folder of photos, beside a secret the inputs must not reach."""
-    folder = tmp_path.resolve() / "photos"  # the messages show resolved paths
-    folder.mkdir()
-    (folder / "kettle.png").write_bytes(PNG)
-    (tmp_path / "secret.txt").write_text("password")
-    return folder
 
 
 def refusal(files: AssetFiles, path: Path | str) -> str:

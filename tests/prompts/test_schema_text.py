@@ -6,18 +6,7 @@ from pydantic import BaseModel, Field
 from langtree import LLMProvider, RunStructure, TreeNode
 from langtree.prompts._schema_text import clean_description, tool_schema
 from langtree.testing import FakeChatModel
-
-
-class Section(TreeNode):
-    """
-    ! @sequential
-    ! count=2  # an assembly variable
-    One section, titled {title}.
-
-    {PROMPT_SUBTREE}
-    """
-
-    title: str = Field(description="! # a comment line\nThe title, in {{braces}} style.")
+from tests.outline_sections import Section
 
 
 def test_clean_description_drops_commands_and_placeholders() -> None:

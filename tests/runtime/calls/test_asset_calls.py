@@ -25,8 +25,8 @@ from langtree import (
 )
 from langtree.runtime.faults._failure import deadline_keeper
 from langtree.testing import FakeChatModel, FakeRequest
+from tests.photos import PNG
 
-PNG = b"\x89PNG\r\n\x1a\n"
 BLIND = {"image_inputs": False}
 
 
@@ -283,15 +283,6 @@ def test_a_required_asset_nobody_gave_stops_the_run_before_its_first_call() -> N
 
 
 # -- local files -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def photos(tmp_path: Path) -> Path:
-    folder = tmp_path.resolve() / "photos"  # the messages show resolved paths
-    folder.mkdir()
-    (folder / "kettle.png").write_bytes(PNG)
-    (tmp_path / "secret.txt").write_text("password")
-    return folder
 
 
 def refused_before_any_call(structure: RunStructure, model: FakeChatModel, photo: object) -> str:

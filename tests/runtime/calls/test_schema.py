@@ -9,18 +9,7 @@ from pydantic import Field, create_model
 from langtree import RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider
 from langtree.testing import FakeChatModel
-
-
-class Section(TreeNode):
-    """
-    ! @sequential
-    ! count=2  # an assembly variable
-    One section, titled {title}.
-
-    {PROMPT_SUBTREE}
-    """
-
-    title: str = Field(description="! # a comment line\nThe title, in {{braces}} style.")
+from tests.outline_sections import Section
 
 
 class TaskOutline(TreeNode):

@@ -15,6 +15,7 @@ from langtree.prompts._state import Address
 from langtree.runtime.engine._waits import InstanceWaits
 from langtree.testing import FakeChatModel
 from langtree.testing._fake_model import FakeRequest
+from tests.category_pages import PRODUCTS, TaskCatalogue, TaskCategoryPage
 
 Delay = Callable[[FakeRequest], int]
 
@@ -53,35 +54,6 @@ def slow(predicate: Callable[[FakeRequest], bool]) -> Delay:
 # -- an @each into the elements a step's context shows ----------------------------------------
 
 
-class Product(TreeNode):
-    sku: str = Field(description="Stock number.")
-    name: str = Field(description="The product's name.")
-    blurb: str = Field(description="One line about it.")
-
-
-class TaskCatalogue(TreeNode):
-    """Describe the products."""
-
-    products: list[Product] = Field(
-        default=[],
-        description="! @each[products]->task.category_page@{{"
-        "value.entries.sku=products.sku, value.entries.blurb=products.blurb}}*",
-    )
-
-
-class Entry(TreeNode):
-    sku: str = Field(description="Stock number.")
-    blurb: str = Field(description="One line.")
-
-
-class TaskCategoryPage(TreeNode):
-    """Write the page of a category."""
-
-    entries: list[Entry] = Field(default=[], description="The products on the page.")
-    intro: str = Field(description="An introduction to the products.")
-
-
-PRODUCTS = {TaskCatalogue: {"products": [{"sku": "a1"}, {"sku": "b2"}]}}
 INTRO = ("task.category_page", ("intro",))
 
 
