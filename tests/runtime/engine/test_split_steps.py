@@ -130,7 +130,9 @@ def test_a_creator_answer_holding_split_fields_leaves_them_to_their_steps() -> N
     }
 
 
-CREATOR_PROMPT = """\
+# Every step's prompt describes the task from the anthology down to the poem; the
+# creating step and the mood steps go on down to one verse.
+POEM_TASK = """\
 You write one part of a larger structured document. The task below describes the whole
 document down to the part you write; the context holds what is already known. Write only
 the requested fields, as structured output.
@@ -145,6 +147,11 @@ A poem.
 
 Write a poem about rain.
 
+"""
+
+VERSE_TASK = (
+    POEM_TASK
+    + """\
 ### Verses
 
 The verses.
@@ -153,6 +160,12 @@ The verses.
 
 A verse of the poem.
 
+"""
+)
+
+CREATOR_PROMPT = (
+    VERSE_TASK
+    + """\
 ##### Words
 
 The words.
@@ -167,30 +180,11 @@ rain
 
 Write Poem.
 """
+)
 
-MOOD_PROMPT = """\
-You write one part of a larger structured document. The task below describes the whole
-document down to the part you write; the context holds what is already known. Write only
-the requested fields, as structured output.
-
-# Anthology
-
-Collect poems.
-
-## Poem
-
-A poem.
-
-Write a poem about rain.
-
-### Verses
-
-The verses.
-
-#### Verse
-
-A verse of the poem.
-
+MOOD_PROMPT = (
+    VERSE_TASK
+    + """\
 ##### Mood
 
 One word for the mood of the words.
@@ -205,22 +199,11 @@ One word for the mood of the words.
 
 Write Mood.
 """
+)
 
-TITLE_PROMPT = """\
-You write one part of a larger structured document. The task below describes the whole
-document down to the part you write; the context holds what is already known. Write only
-the requested fields, as structured output.
-
-# Anthology
-
-Collect poems.
-
-## Poem
-
-A poem.
-
-Write a poem about rain.
-
+TITLE_PROMPT = (
+    POEM_TASK
+    + """\
 ### Title
 
 The title.
@@ -235,22 +218,11 @@ The title.
 
 Write Title.
 """
+)
 
-DEDICATION_PROMPT = """\
-You write one part of a larger structured document. The task below describes the whole
-document down to the part you write; the context holds what is already known. Write only
-the requested fields, as structured output.
-
-# Anthology
-
-Collect poems.
-
-## Poem
-
-A poem.
-
-Write a poem about rain.
-
+DEDICATION_PROMPT = (
+    POEM_TASK
+    + """\
 ### Dedication
 
 To whom, if anyone.
@@ -269,6 +241,7 @@ To whom, if anyone.
 
 Write Dedication.
 """
+)
 
 VERSES_WITH_MOODS = """\
 [
