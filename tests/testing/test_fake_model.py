@@ -549,6 +549,18 @@ def test_async_responder_on_the_sync_path_inside_a_loop_is_an_error() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+# The JSON schema of `Section`, as tools and response formats carry it.
+SECTION_PARAMETERS = {
+    "properties": {
+        "heading": {"type": "string"},
+        "color": {"enum": ["red", "green"], "type": "string"},
+        "score": {"type": "integer"},
+    },
+    "required": ["heading", "color", "score"],
+    "type": "object",
+}
+
+
 def test_bind_tools_binds_openai_tools_like_providers() -> None:
     bound = FakeChatModel().bind_tools([Section], tool_choice="any")
 
@@ -559,15 +571,7 @@ def test_bind_tools_binds_openai_tools_like_providers() -> None:
                 "function": {
                     "name": "Section",
                     "description": "A section.",
-                    "parameters": {
-                        "properties": {
-                            "heading": {"type": "string"},
-                            "color": {"enum": ["red", "green"], "type": "string"},
-                            "score": {"type": "integer"},
-                        },
-                        "required": ["heading", "color", "score"],
-                        "type": "object",
-                    },
+                    "parameters": SECTION_PARAMETERS,
                 },
             }
         ],
@@ -686,15 +690,7 @@ def test_json_schema_dict_gives_a_dict() -> None:
                 "type": "json_schema",
                 "json_schema": {
                     "name": "Section",
-                    "schema": {
-                        "properties": {
-                            "heading": {"type": "string"},
-                            "color": {"enum": ["red", "green"], "type": "string"},
-                            "score": {"type": "integer"},
-                        },
-                        "required": ["heading", "color", "score"],
-                        "type": "object",
-                    },
+                    "schema": SECTION_PARAMETERS,
                 },
             },
             id="json-schema",
@@ -703,15 +699,7 @@ def test_json_schema_dict_gives_a_dict() -> None:
             "json_mode",
             {
                 "type": "json_object",
-                "schema": {
-                    "properties": {
-                        "heading": {"type": "string"},
-                        "color": {"enum": ["red", "green"], "type": "string"},
-                        "score": {"type": "integer"},
-                    },
-                    "required": ["heading", "color", "score"],
-                    "type": "object",
-                },
+                "schema": SECTION_PARAMETERS,
             },
             id="json-mode",
         ),
@@ -760,17 +748,6 @@ def test_request_records_how_output_was_asked_for(
     ask(model)
 
     assert model.calls[0].method == method
-
-
-SECTION_PARAMETERS = {
-    "properties": {
-        "heading": {"type": "string"},
-        "color": {"enum": ["red", "green"], "type": "string"},
-        "score": {"type": "integer"},
-    },
-    "required": ["heading", "color", "score"],
-    "type": "object",
-}
 
 
 @pytest.mark.parametrize(
