@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -317,27 +318,44 @@ def test_run_async_raises_what_the_coroutine_raises_on_langtree_loop() -> None:
     assert raised.value is error
 
 
-def test_cancelling_an_await_cancels_the_task_on_langtree_loop_first() -> None:
-    started = threading.Event()
-    cancelled = threading.Event()
+@dataclass(frozen=True)
+class CallForever:
+    """A call that runs until it is cancelled; `started` is set when it runs and
+    `cancelled` once it has wound down.
 
-    async def call_forever() -> None:
-        started.set()
+    Attributes:
+        wind_down: Seconds the call takes to wind down once cancelled (none if 0).
+        note: Added to the cancellation as what the call had done, if given.
+    """
+
+    wind_down: float = 0.0
+    note: str | None = None
+    started: threading.Event = field(default_factory=threading.Event)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    async def __call__(self) -> None:
+        self.started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError as error:
-            await asyncio.sleep(0.05)
-            cancelled.set()
-            error.add_note("what the task had done")
+            if self.wind_down:
+                await asyncio.sleep(self.wind_down)
+            self.cancelled.set()
+            if self.note is not None:
+                error.add_note(self.note)
             raise
+
+
+def test_cancelling_an_await_cancels_the_task_on_langtree_loop_first() -> None:
+    call_forever = CallForever(wind_down=0.05, note="what the task had done")
 
     async def cell() -> tuple[bool, list[str]]:
         waiting = asyncio.create_task(run_async(call_forever))
-        await asyncio.to_thread(started.wait, 10)
+        await asyncio.to_thread(call_forever.started.wait, 10)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError) as caught:
             await waiting
-        return cancelled.is_set(), caught.value.__notes__
+        return call_forever.cancelled.is_set(), caught.value.__notes__
 
     assert asyncio.run(cell()) == (True, ["what the task had done"])
 
@@ -347,25 +365,16 @@ def test_cancelling_an_await_cancels_the_task_on_langtree_loop_first() -> None:
 
 def test_shutdown_cancels_what_runs_and_the_next_run_starts_a_new_loop() -> None:
     before = run_sync(running_loop)
-    started = threading.Event()
-    cancelled = threading.Event()
-
-    async def call_forever() -> None:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+    call_forever = CallForever()
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(run_sync, call_forever)
-        started.wait(10)
+        call_forever.started.wait(10)
         langtree_loop._shutdown()
         with pytest.raises(concurrent.futures.CancelledError):
             waiting.result(timeout=10)
 
-    assert cancelled.is_set()
+    assert call_forever.cancelled.is_set()
     assert before.is_closed()
     assert run_sync(running_loop) is not before
 
