@@ -408,6 +408,18 @@ def test_shutdown_gives_up_on_a_blocked_loop_without_hanging() -> None:
     assert not thread[0].is_alive()
 
 
+def run_program(program: str) -> subprocess.CompletedProcess[str]:
+    """Runs `program` in a new interpreter from the repository, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 EXIT_SCRIPTS = [
     pytest.param(
         """
@@ -444,14 +456,7 @@ def test_the_interpreter_exits_with_langtree_loop_busy(script: str, output: str)
         + "run_sync(start)\ntime.sleep(0.5)\n"
     )
 
-    finished = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_program(program)
 
     assert (finished.returncode, finished.stdout, finished.stderr) == (0, output, "")
 
@@ -471,13 +476,6 @@ def test_the_interpreter_exits_with_an_iteration_left_open() -> None:
         "print(next(ITEMS))\n"
     )
 
-    finished = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_program(program)
 
     assert (finished.returncode, finished.stdout, finished.stderr) == (0, "0\nclosed\n", "")
