@@ -3,7 +3,8 @@ the digest, each answer recorded on its own in a journal."""
 
 from pydantic import Field
 
-from langtree import TreeNode
+from langtree import LLMProvider, RunStructure, TreeNode
+from langtree.testing import FakeChatModel
 
 
 class Paragraph(TreeNode):
@@ -23,3 +24,10 @@ class TaskNotes(TreeNode):
 def notes(count: int) -> dict[object, object]:
     """The inputs of notes of ``count`` paragraphs, ``p0`` and on."""
     return {TaskNotes: {"paragraphs": [{"text": f"p{i}"} for i in range(count)]}}
+
+
+def notes_structure(model: FakeChatModel) -> RunStructure:
+    """The notes' structure, its calls answered by ``model`` (the provider's ``fake``)."""
+    structure = RunStructure(provider=LLMProvider({"fake": model}))
+    structure.add(TaskNotes)
+    return structure

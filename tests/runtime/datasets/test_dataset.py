@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from journal_worker import answer
-from notes_tree import TaskNotes
+from notes_tree import TaskNotes, notes_structure
 
 from langtree import (
     ExecutionError,
@@ -28,17 +28,11 @@ def notes(row: int, paragraphs: int = 2) -> dict[object, object]:
     return {TaskNotes: {"paragraphs": [{"text": f"row {row}, {i}"} for i in range(paragraphs)]}}
 
 
-def structure(model: FakeChatModel) -> RunStructure:
-    tree = RunStructure(provider=LLMProvider({"fake": model}))
-    tree.add(TaskNotes)
-    return tree
-
-
 def test_every_row_gives_what_its_own_run_gives_in_input_order() -> None:
     rows = [notes(row, paragraphs=row % 3) for row in range(12)]
-    alone = [structure(FakeChatModel(responder=answer)).run(row)[TaskNotes] for row in rows]
+    alone = [notes_structure(FakeChatModel(responder=answer)).run(row)[TaskNotes] for row in rows]
 
-    results = list(structure(FakeChatModel(responder=answer)).run_many(rows))
+    results = list(notes_structure(FakeChatModel(responder=answer)).run_many(rows))
 
     assert [row.index for row in results] == list(range(12))
     assert all(row.ok and row.error is None for row in results)
@@ -50,7 +44,7 @@ def test_unordered_rows_come_out_as_they_finish() -> None:
         await asyncio.sleep(0.3 if "row 0" in request.text else 0)
         return answer(request)
 
-    tree = structure(FakeChatModel(responder=slow_first_row))
+    tree = notes_structure(FakeChatModel(responder=slow_first_row))
 
     unordered = [row.index for row in tree.run_many([notes(0), notes(1)], ordered=False)]
     ordered = [row.index for row in tree.run_many([notes(0), notes(1)])]
@@ -65,7 +59,7 @@ def test_a_failed_row_is_reported_and_the_other_rows_finish() -> None:
         return answer(request)
 
     rows = [notes(0), notes(1), {"NoSuchTask": {}}, "not inputs", notes(4)]
-    results = list(structure(FakeChatModel(responder=broken)).run_many(rows))
+    results = list(notes_structure(FakeChatModel(responder=broken)).run_many(rows))
 
     assert [(row.index, row.ok) for row in results] == [
         (0, True),
@@ -122,7 +116,9 @@ def test_max_concurrency_caps_the_calls_of_all_rows_together() -> None:
         return answer(request)
 
     rows = [notes(row, paragraphs=4) for row in range(10)]
-    results = list(structure(FakeChatModel(responder=counted)).run_many(rows, max_concurrency=3))
+    results = list(
+        notes_structure(FakeChatModel(responder=counted)).run_many(rows, max_concurrency=3)
+    )
 
     assert all(row.ok for row in results)
     assert peak == 3
@@ -137,7 +133,7 @@ def test_rows_are_read_lazily_and_at_most_rows_in_flight_are_held() -> None:
             yield notes(row)
 
     seen: list[tuple[int, int]] = []
-    for row in structure(FakeChatModel(responder=answer)).run_many(rows(), rows_in_flight=3):
+    for row in notes_structure(FakeChatModel(responder=answer)).run_many(rows(), rows_in_flight=3):
         seen.append((row.index, len(pulled)))
 
     assert [index for index, _ in seen] == list(range(20))
@@ -148,7 +144,7 @@ def test_on_row_sees_every_row_as_it_finishes() -> None:
     finished: list[RowResult] = []
 
     results = list(
-        structure(FakeChatModel(responder=answer)).run_many(
+        notes_structure(FakeChatModel(responder=answer)).run_many(
             [notes(row) for row in range(5)], on_row=finished.append
         )
     )
@@ -168,11 +164,13 @@ def test_a_dataset_resumes_from_its_journal_and_skips_the_rows_it_was_told_to(
             raise ValueError("the provider went down")
         return answer(request)
 
-    first = list(structure(FakeChatModel(responder=down_for_row_3)).run_many(rows, journal=journal))
+    first = list(
+        notes_structure(FakeChatModel(responder=down_for_row_3)).run_many(rows, journal=journal)
+    )
     model = FakeChatModel(responder=answer)
     written = {row.index for row in first if row.ok and row.index != 5}
 
-    second = list(structure(model).run_many(rows, journal=journal, skip=written))
+    second = list(notes_structure(model).run_many(rows, journal=journal, skip=written))
 
     assert [row.index for row in first if not row.ok] == [3]
     assert [row.index for row in second] == [3, 5]
@@ -188,7 +186,7 @@ def test_a_usage_limit_stops_the_dataset_after_the_rows_in_flight() -> None:
     rows = [notes(row) for row in range(50)]
     results: list[RowResult] = []
 
-    dataset = structure(model).run_many(
+    dataset = notes_structure(model).run_many(
         rows, usage_limits=UsageLimits(calls=10), max_concurrency=2, rows_in_flight=2
     )
     with pytest.raises(RunLimitError) as caught:
@@ -207,7 +205,7 @@ def test_arun_many_takes_an_async_iterable_of_rows() -> None:
             yield notes(row)
 
     async def collect() -> list[int]:
-        tree = structure(FakeChatModel(responder=answer))
+        tree = notes_structure(FakeChatModel(responder=answer))
         return [row.index async for row in tree.arun_many(rows(), ordered=False)]
 
     assert sorted(asyncio.run(collect())) == [0, 1, 2, 3]
@@ -217,7 +215,7 @@ def test_leaving_the_loop_early_stops_the_rows_in_flight() -> None:
     model = FakeChatModel(responder=answer, latency=0.05)
     rows = [notes(row, paragraphs=3) for row in range(40)]
 
-    for row in structure(model).run_many(rows, rows_in_flight=4):
+    for row in notes_structure(model).run_many(rows, rows_in_flight=4):
         assert row.index == 0
         break
     calls = len(model.calls)
@@ -285,7 +283,7 @@ def test_leaving_the_loop_early_stops_the_rows_in_flight() -> None:
 def test_wrong_dataset_arguments_are_an_error_before_any_row(
     arguments: dict[str, object], message: str
 ) -> None:
-    tree = structure(FakeChatModel())
+    tree = notes_structure(FakeChatModel())
 
     with pytest.raises(ExecutionError) as caught:
         tree.run_many(**arguments)  # type: ignore[arg-type]
@@ -300,7 +298,7 @@ def test_skipping_past_the_end_of_rows_of_unknown_length_fails_after_the_last_ro
     def rows() -> Iterator[dict[object, object]]:
         yield from (notes(row) for row in range(3))
 
-    results = structure(FakeChatModel(responder=answer)).run_many(rows(), skip={1, 3, 4})
+    results = notes_structure(FakeChatModel(responder=answer)).run_many(rows(), skip={1, 3, 4})
     handed_out: list[int] = []
     with pytest.raises(ExecutionError) as caught:
         handed_out.extend(row.index for row in results)
@@ -316,9 +314,9 @@ def test_skipping_past_the_end_of_rows_of_unknown_length_fails_after_the_last_ro
 def test_skipping_every_row_of_rows_of_unknown_length_is_no_error() -> None:
     rows = (notes(row) for row in range(3))
 
-    assert list(structure(FakeChatModel()).run_many(rows, skip={0, 1, 2})) == []
+    assert list(notes_structure(FakeChatModel()).run_many(rows, skip={0, 1, 2})) == []
 
 
 def test_a_wrong_setting_is_an_error_before_any_row() -> None:
     with pytest.raises(ExecutionError, match="max_concurrency must be at least 1, got 0"):
-        structure(FakeChatModel()).arun_many([notes(0)], max_concurrency=0)
+        notes_structure(FakeChatModel()).arun_many([notes(0)], max_concurrency=0)

@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from notes_tree import TaskNotes, notes
+from notes_tree import notes, notes_structure
 
-from langtree import LLMProvider, RunResult, RunStructure
+from langtree import RunResult
 from langtree.testing import FakeChatModel
 from langtree.testing._fake_model import FakeRequest
 
@@ -21,10 +21,8 @@ def answer(request: FakeRequest) -> Mapping[str, object]:
 
 
 def run(journal: Path, model: FakeChatModel, count: int = 3) -> RunResult:
-    structure = RunStructure(provider=LLMProvider({"fake": model}))
-    structure.add(TaskNotes)
     # One call at a time: the answers lie in the file in the same order in every run.
-    return structure.run(notes(count), journal=journal, max_concurrency=1)
+    return notes_structure(model).run(notes(count), journal=journal, max_concurrency=1)
 
 
 def query(path: Path, sql: str, *parameters: object) -> list[tuple[object, ...]]:

@@ -23,7 +23,7 @@ from journal_worker import (
     answer,
     structure,
 )
-from notes_tree import Paragraph, TaskNotes, notes
+from notes_tree import Paragraph, TaskNotes, notes, notes_structure
 from pydantic import Field
 
 from langtree import ExecutionError, LLMProvider, RunStructure, StepFailedError, TreeNode
@@ -193,8 +193,7 @@ def test_answers_older_than_journal_max_age_are_asked_for_again(tmp_path: Path) 
     run(TaskNotes, NOTES, journal, FakeChatModel(responder=answer))
     time.sleep(0.05)
     model = FakeChatModel(responder=answer)
-    structure = RunStructure(provider=LLMProvider({"fake": model}))
-    structure.add(TaskNotes)
+    structure = notes_structure(model)
 
     fresh = structure.run(NOTES, journal=journal, journal_max_age=3600)
     expired = structure.run(NOTES, journal=journal, journal_max_age=0.01)

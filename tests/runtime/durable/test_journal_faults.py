@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from journal_worker import answer
-from notes_tree import TaskNotes, notes
+from notes_tree import TaskNotes, notes, notes_structure
 from pydantic import Field
 
 from langtree import (
@@ -36,12 +36,6 @@ from langtree.testing._fake_model import FakeRequest
 def long_answer(request: FakeRequest) -> Mapping[str, object]:
     """An answer of 2 KB per field, so that a few dozen fill a small disk."""
     return {name: f"{name} of {request.node_path} " + "x" * 2000 for name in request.fields}
-
-
-def structure(model: FakeChatModel) -> RunStructure:
-    tree = RunStructure(provider=LLMProvider({"fake": model}))
-    tree.add(TaskNotes)
-    return tree
 
 
 def recorded(journal: Path) -> int:
@@ -130,7 +124,7 @@ WRITE_FAILED = (
 def run_on_full_disk(journal: Path, model: FakeChatModel) -> JournalWriteError:
     """The error of a run whose journal fills its disk (its tasks gone once it returns)."""
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(notes(60), journal=journal, max_concurrency=4)
+        notes_structure(model).run(notes(60), journal=journal, max_concurrency=4)
     return caught.value
 
 
@@ -197,11 +191,11 @@ READ_ONLY = (
 
 def test_a_journal_on_a_read_only_disk_replays_what_it_holds(disk: Disk) -> None:
     journal = disk.mount("1m") / "run.sqlite"
-    first = structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
+    first = notes_structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     disk.read_only()
     model = FakeChatModel(responder=answer)
 
-    again = structure(model).run(notes(3), journal=journal)
+    again = notes_structure(model).run(notes(3), journal=journal)
 
     assert model.calls == []
     assert again[TaskNotes] == first[TaskNotes]
@@ -212,11 +206,11 @@ def test_a_read_only_journal_file_replays_what_it_holds(
     tmp_path: Path, read_only_file: list[Path]
 ) -> None:
     journal = tmp_path / "run.sqlite"
-    first = structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
+    first = notes_structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     make_read_only(journal, read_only_file)
     model = FakeChatModel(responder=answer)
 
-    again = structure(model).run(notes(3), journal=journal)
+    again = notes_structure(model).run(notes(3), journal=journal)
 
     assert model.calls == []
     assert again[TaskNotes] == first[TaskNotes]
@@ -224,12 +218,12 @@ def test_a_read_only_journal_file_replays_what_it_holds(
 
 def test_a_read_only_journal_stops_before_a_call_it_could_not_record(disk: Disk) -> None:
     journal = disk.mount("1m") / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
+    notes_structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     disk.read_only()
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(notes(4), journal=journal)
+        notes_structure(model).run(notes(4), journal=journal)
 
     assert model.calls == []
     assert str(caught.value) == READ_ONLY.format(path=journal)
@@ -243,12 +237,12 @@ def test_a_read_only_journal_file_stops_before_a_call_it_could_not_record(
     tmp_path: Path, read_only_file: list[Path]
 ) -> None:
     journal = tmp_path / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
+    notes_structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     make_read_only(journal, read_only_file)
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(JournalWriteError) as caught:
-        structure(model).run(notes(4), journal=journal)
+        notes_structure(model).run(notes(4), journal=journal)
 
     assert model.calls == []
     assert str(caught.value) == READ_ONLY.format(path=journal)
@@ -260,7 +254,7 @@ def test_a_journal_cannot_be_created_on_a_read_only_disk(disk: Disk) -> None:
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(ExecutionError) as caught:
-        structure(model).run(notes(1), journal=root / "run.sqlite")
+        notes_structure(model).run(notes(1), journal=root / "run.sqlite")
 
     assert model.calls == []
     assert str(caught.value) == (
@@ -273,7 +267,7 @@ def test_a_journal_cannot_be_created_on_a_read_only_disk(disk: Disk) -> None:
 def test_answers_left_in_the_wal_of_a_read_only_disk_are_not_passed_over(disk: Disk) -> None:
     root = disk.mount("1m")
     journal = root / "run.sqlite"
-    structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
+    notes_structure(FakeChatModel(responder=answer)).run(notes(3), journal=journal)
     # A run killed before SQLite moved its last answers into the file leaves them in the
     # -wal file beside it; the copy below is such a pair, without the -shm file.
     (root / "left").mkdir()
@@ -289,7 +283,7 @@ def test_answers_left_in_the_wal_of_a_read_only_disk_are_not_passed_over(disk: D
     model = FakeChatModel(responder=answer)
 
     with pytest.raises(ExecutionError) as caught:
-        structure(model).run(notes(3), journal=left)
+        notes_structure(model).run(notes(3), journal=left)
 
     assert model.calls == []
     assert str(caught.value) == (

@@ -4,7 +4,8 @@ application's database is refused untouched, and damage is named (see docs/durab
 from pathlib import Path
 
 import pytest
-from journal_notes import TaskNotes, answer, damaged_journal, query, run
+from journal_notes import answer, damaged_journal, query, run
+from notes_tree import TaskNotes
 
 from langtree import ExecutionError
 from langtree.testing import FakeChatModel

@@ -4,7 +4,8 @@ journal, with those lost counted (see ``langtree.runtime.durable._salvage``)."""
 from pathlib import Path
 
 import pytest
-from journal_notes import TaskNotes, answer, damaged_journal, query, run
+from journal_notes import answer, damaged_journal, query, run
+from notes_tree import TaskNotes
 
 from langtree import ExecutionError
 from langtree.runtime.durable._journal import JournalReport
