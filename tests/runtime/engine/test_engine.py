@@ -14,6 +14,7 @@ from langtree import ExecutionError, RunStructure, StructureError, TreeNode
 from langtree.runtime import LLMProvider, RunResult, StepFailedError
 from langtree.testing import FakeChatModel
 from langtree.testing._fake_model import FakeRequest, ResponderResult
+from tests.runtime.fake_structures import structure_for
 
 report_digest = load_example("report_digest")
 review_rating = load_example("review_rating")
@@ -70,13 +71,6 @@ class TaskSink(TreeNode):
     """Write a line."""
 
     line: str = Field(description="A line.")
-
-
-def structure_for(*tasks: type[TreeNode], model: FakeChatModel) -> RunStructure:
-    structure = RunStructure(provider=LLMProvider({"default": model}))
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 def answers(*replies: ResponderResult) -> FakeChatModel:

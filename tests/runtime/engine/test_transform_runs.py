@@ -12,21 +12,15 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from langtree import Asset, ExecutionError, LLMProvider, ModelConfig, RunStructure, TreeNode
+from langtree import Asset, ExecutionError, TreeNode
 from langtree.testing import FakeChatModel, FakeRequest
+from tests.runtime.fake_structures import structure_for
 
 SOURCE_LINES = Path(__file__).read_text().splitlines()
 
 
 def line_of(snippet: str) -> int:
     return next(i for i, text in enumerate(SOURCE_LINES, 1) if snippet in text)
-
-
-def structure_for(*tasks: type[TreeNode], model: FakeChatModel, **config: object) -> RunStructure:
-    structure = RunStructure(config or None, LLMProvider({"default": ModelConfig(model)}))
-    for task in tasks:
-        structure.add(task)
-    return structure
 
 
 class Finding(TreeNode):
