@@ -26,6 +26,7 @@ from langtree import (
 from langtree.runtime.faults._failure import deadline_keeper
 from langtree.testing import FakeChatModel, FakeRequest
 from tests.photos import PNG
+from tests.runtime.fake_structures import structure_for
 
 BLIND = {"image_inputs": False}
 
@@ -324,9 +325,7 @@ def test_an_asset_built_in_python_from_a_path_needs_its_folder_named_too(photos:
 
 
 def structure_with(model: FakeChatModel, config: dict[str, object]) -> RunStructure:
-    structure = RunStructure(config, provider=LLMProvider({"default": model}))
-    structure.add(TaskCaption)
-    return structure
+    return structure_for(TaskCaption, model=model, **config)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from langtree import LLMProvider, RunStructure, StructureError, TreeNode
 from langtree.errors import ExecutionError
 from langtree.runtime.observe._progress import RunProgress
 from langtree.testing import FakeChatModel
+from tests.runtime.fake_structures import structure_for
 
 
 class TaskGreet(TreeNode):
@@ -40,9 +41,7 @@ class Recorder(BaseCallbackHandler):
 
 
 def structure(model: FakeChatModel | None = None) -> RunStructure:
-    built = RunStructure(provider=LLMProvider({"default": model or FakeChatModel()}))
-    built.add(TaskGreet)
-    return built
+    return structure_for(TaskGreet, model=model or FakeChatModel())
 
 
 def test_invoke_takes_the_inputs_mapping_and_returns_the_run_result() -> None:

@@ -3,11 +3,12 @@
 import pytest
 from pydantic import Field
 
-from langtree import RunStructure, TreeNode
+from langtree import TreeNode
 from langtree.prompts._tokens import PromptTokens
-from langtree.runtime import LLMProvider, RunResult, RunUsage, TraceRecord, TransformRecord
+from langtree.runtime import RunResult, RunUsage, TraceRecord, TransformRecord
 from langtree.testing import FakeChatModel
 from langtree.testing._fake_model import FakeRequest, ResponderResult
+from tests.runtime.fake_structures import structure_for
 
 
 class Item(TreeNode):
@@ -33,8 +34,7 @@ def second_note_missing(request: FakeRequest) -> ResponderResult:
 
 
 def run_list(model: FakeChatModel, config: dict[str, object] | None = None) -> RunResult:
-    structure = RunStructure(config, provider=LLMProvider({"default": model}))
-    structure.add(TaskList)
+    structure = structure_for(TaskList, model=model, **(config or {}))
     return structure.run({TaskList: {"items": [{"name": "a"}, {"name": "b"}]}}, max_retries=0)
 
 
