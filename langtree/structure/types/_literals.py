@@ -36,8 +36,20 @@ def literal_problem(literal: Scalar, target_path: str, target: object) -> tuple[
     text = format_value(literal)
     return (
         f"Literal {text} in variable mapping does not fit {target_path} ({render_type(target)})",
-        f"write a value of type {render_type(target)}, or map a field that holds one",
+        _hint(target),
     )
+
+
+def _hint(target: object) -> str:
+    if isinstance(target, type) and issubclass(target, Enum):
+        values = ", ".join(_member_text(member) for member in target)
+        return f"write one of the values of {target.__name__}: {values}"
+    return f"write a value of type {render_type(target)}, or map a field that holds one"
+
+
+def _member_text(member: Enum) -> str:
+    value = member.value
+    return format_value(value) if isinstance(value, str | int | float | bool) else repr(value)
 
 
 def _fits(literal: Scalar, target: object) -> bool:
