@@ -30,11 +30,16 @@ def test_a_literal_source_is_kept_with_its_type(written: str, literal: object) -
     [mapping] = command.mappings
     assert mapping == VariableMapping(target_path="value.status", source_path=None, literal=literal)
     assert type(mapping.literal) is type(literal)
-    assert mapping.is_literal and not mapping.is_implicit and not mapping.is_wildcard
+    assert mapping.is_literal
+    assert not mapping.is_implicit
+    assert not mapping.is_wildcard
 
 
 def test_literals_and_paths_mix_in_an_each() -> None:
-    text = '! @each[sections]->task.digest@{{value.entries.title=sections.title, value.entries.status="draft"}}*'
+    text = (
+        "! @each[sections]->task.digest@{{value.entries.title=sections.title, "
+        'value.entries.status="draft"}}*'
+    )
 
     command = parse_command(text)
 
