@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from langtree.dsl import Scalar, format_value
 from langtree.structure.types._annotations import render_type
+from langtree.structure.types._defaults import type_adapter
 
 __all__ = ["literal_problem"]
 
@@ -53,10 +54,7 @@ def _member_text(member: Enum) -> str:
 
 
 def _fits(literal: Scalar, target: object) -> bool:
-    try:
-        adapter: TypeAdapter[object] = TypeAdapter(target)
-    except PydanticSchemaGenerationError:
-        return False
+    adapter = type_adapter(target)
     try:
         adapter.validate_python(literal, strict=True)
         return True
