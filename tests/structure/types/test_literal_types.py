@@ -53,20 +53,20 @@ def problems(mapping: str, config: dict[str, object] | None = None) -> list[tupl
     return []
 
 
-@pytest.mark.parametrize(
-    "mapping",
-    [
-        pytest.param('value.title="Q3"', id="string"),
-        pytest.param("value.count=3", id="integer"),
-        pytest.param("value.share=3", id="integer-into-float"),
-        pytest.param("value.share=0.25", id="float"),
-        pytest.param("value.final=true", id="boolean"),
-        pytest.param('value.status="draft"', id="enum-value"),
-        pytest.param('value.stage="draft"', id="literal-type"),
-        pytest.param("value.limit=10", id="optional"),
-        pytest.param('prompt.tone="calm"', id="prompt-variable"),
-    ],
-)
+FITTING = {
+    "string": 'value.title="Q3"',
+    "integer": "value.count=3",
+    "integer-into-float": "value.share=3",
+    "float": "value.share=0.25",
+    "boolean": "value.final=true",
+    "enum-value": 'value.status="draft"',
+    "literal-type": 'value.stage="draft"',
+    "optional": "value.limit=10",
+    "prompt-variable": 'prompt.tone="calm"',
+}
+
+
+@pytest.mark.parametrize("mapping", FITTING.values(), ids=FITTING.keys())
 def test_a_literal_that_fits_its_target_validates(mapping: str) -> None:
     assert problems(mapping) == []
 
