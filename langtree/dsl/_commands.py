@@ -94,6 +94,15 @@ class VariableMapping:
     literal: Scalar | None = None
     span: Span | None = field(default=None, compare=False, repr=False)
 
+    def __repr__(self) -> str:
+        # ``literal`` is shown only when there is one: a mapping that reads a field reads
+        # as it did before literals existed.
+        literal = "" if self.literal is None else f", literal={self.literal!r}"
+        return (
+            f"VariableMapping(target_path={self.target_path!r}, "
+            f"source_path={self.source_path!r}{literal})"
+        )
+
     @property
     def scope(self) -> Scope | None:
         """The target's scope (``prompt``, ``value``, ``outputs``, ``task``), if any."""
