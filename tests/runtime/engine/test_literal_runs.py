@@ -1,6 +1,6 @@
 """Mapping literals carried out in runs (docs/dsl.md, "Literals in mappings"): each
-write receives the literal, the prompts show it like any value, and provenance records
-that a literal wrote it."""
+write receives the literal, the prompts show it like any value (a ``prompt`` variable,
+an ``outputs`` context entry), and provenance records that a literal wrote it."""
 
 from enum import Enum
 
@@ -29,7 +29,8 @@ class TaskReport(TreeNode):
     )
     body: str = Field(
         default="",
-        description='! @all->task.review@{{value.count=3, value.final=false, prompt.tone="calm"}}',
+        description="! @all->task.review@{{value.count=3, value.final=false, "
+        'prompt.tone="calm", outputs.checked="by hand"}}',
     )
 
 
@@ -87,6 +88,10 @@ The verdict.
 
 # Context
 
+## Checked
+
+by hand
+
 ## Count
 
 3.0
@@ -137,7 +142,17 @@ def test_provenance_records_a_literal_write() -> None:
         "TaskReport.body",
     )
     assert record.command == (
-        '! @all->task.review@{{value.count=3, value.final=false, prompt.tone="calm"}}'
+        "! @all->task.review@{{value.count=3, value.final=false, "
+        'prompt.tone="calm", outputs.checked="by hand"}}'
     )
     statuses = [r.kind for r in result.provenance("task.digest.entries[1].status")]
     assert statuses == ["literal"]
+
+
+def test_the_run_page_names_the_literal() -> None:
+    html = structure(FakeChatModel()).run(INPUTS).to_html()
+
+    assert (
+        "the literal <code>&#34;draft&#34;</code> of <code>! @each[sections]-&gt;task.digest"
+        "@{{value.entries.status=&#34;draft&#34;}}*</code> in <code>TaskReport.sections</code>"
+    ) in html
