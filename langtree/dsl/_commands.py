@@ -24,6 +24,7 @@ __all__ = [
     "Modifier",
     "NodeModifierCommand",
     "ResamplingCommand",
+    "Scalar",
     "Span",
     "Value",
     "VariableAssignmentCommand",
@@ -56,7 +57,9 @@ class VariableReference:
     name: str
 
 
-Value: TypeAlias = str | int | float | bool | VariableReference
+Scalar: TypeAlias = str | int | float | bool
+"""A literal value: a quoted string, a number, ``true`` or ``false``."""
+Value: TypeAlias = Scalar | VariableReference
 """An argument of a call-style command: a literal, or a reference to an assembly variable."""
 
 
@@ -82,11 +85,23 @@ class VariableMapping:
     ``source_path`` is ``None`` for an implicit mapping (``{{outputs.summary}}``) and
     ``"*"`` for the wildcard (the whole current node); it keeps the pluck operators of a
     pluck path as written (``items.*.id``; `langtree.dsl._paths.split_plucks()`).
+    A literal source (``value.status="draft"``) is ``literal``, with ``source_path``
+    ``None``.
     """
 
     target_path: str
     source_path: str | None
+    literal: Scalar | None = None
     span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        # ``literal`` is shown only when there is one: a mapping that reads a field reads
+        # as it did before literals existed.
+        literal = "" if self.literal is None else f", literal={self.literal!r}"
+        return (
+            f"VariableMapping(target_path={self.target_path!r}, "
+            f"source_path={self.source_path!r}{literal})"
+        )
 
     @property
     def scope(self) -> Scope | None:
@@ -96,7 +111,12 @@ class VariableMapping:
     @property
     def is_implicit(self) -> bool:
         """Whether the source is inferred from the target's name."""
-        return self.source_path is None
+        return self.source_path is None and self.literal is None
+
+    @property
+    def is_literal(self) -> bool:
+        """Whether the source is a literal value (``"draft"``, ``3``, ``true``)."""
+        return self.literal is not None
 
     @property
     def is_wildcard(self) -> bool:
@@ -112,6 +132,8 @@ class VariableMapping:
 
     def to_text(self) -> str:
         """Render as DSL text."""
+        if self.literal is not None:
+            return f"{self.target_path}={format_value(self.literal)}"
         if self.source_path is None:
             return self.target_path
         return f"{self.target_path}={self.source_path}"

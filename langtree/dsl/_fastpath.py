@@ -25,6 +25,7 @@ _COMMAND = re.compile(
     [ \t]*+(?:\#(?P<comment>[^\r\n]*+))?""",
     re.VERBOSE,
 )
+_BOOLEANS = ("true", "false")
 _MAPPING_PART = re.compile(rf"(?P<target>{_PATH})(?:=(?P<source>{_PATH}|\*))?")
 
 
@@ -78,6 +79,8 @@ def _mappings(match: re.Match[str], first_line: int) -> tuple[VariableMapping, .
 
 
 def _mappings_fit(mappings: tuple[VariableMapping, ...], *, each: bool) -> bool:
+    if any(mapping.source_path in _BOOLEANS for mapping in mappings):
+        return False  # a literal: the full parser reads it
     wildcards = sum(mapping.is_wildcard for mapping in mappings)
     implicit = sum(mapping.is_implicit for mapping in mappings)
     if wildcards and (each or len(mappings) > 1):

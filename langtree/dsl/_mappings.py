@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from langtree.dsl._commands import Span, VariableMapping
+from langtree.dsl._commands import Scalar, Span, VariableMapping, VariableReference
 from langtree.dsl._paths import PLUCK_OPERATORS
 from langtree.dsl._tokenizer import Token, Tokenizer
+from langtree.dsl._values import parse_value
 
 __all__ = ["parse_mapping_block", "parse_path", "parse_source_path"]
 
@@ -17,6 +19,8 @@ _PATH_EXAMPLES = {
     "source": "'sections.title'",
     "field": "'rating'",
 }
+_BOOLEAN = re.compile(r"(?:true|false)(?![A-Za-z0-9_.])")
+"""``true``/``false`` as a whole source (``true.x`` stays a path)."""
 _PLUCK_FORMS = (
     "use '.*.' (every value, None where one is missing), '.**.' (the values present) "
     "or '.***.' (every value present, all of one type)"
@@ -190,7 +194,7 @@ def _parse_block_opening(tokens: Tokenizer) -> Token:
 
 
 def _parse_mapping(tokens: Tokenizer, command: str) -> VariableMapping:
-    """mapping ::= path ("=" (path | "*"))?"""
+    """mapping ::= path ("=" (path | "*" | literal))?"""
     start = tokens.position
     if tokens.check("EQUALS"):
         tokens.fail(
@@ -212,10 +216,45 @@ def _parse_mapping(tokens: Tokenizer, command: str) -> VariableMapping:
         )
     equals = tokens.consume("EQUALS")
     tokens.skip_layout()
+    if _starts_literal(tokens):
+        literal = _parse_literal(tokens)
+        return VariableMapping(
+            target_path=target,
+            source_path=None,
+            literal=literal,
+            span=tokens.span(start, tokens.position),
+        )
     source = _parse_source(tokens, command, equals)
     return VariableMapping(
         target_path=target, source_path=source, span=tokens.span(start, tokens.position)
     )
+
+
+def _starts_literal(tokens: Tokenizer) -> bool:
+    """Whether a literal (or a list or object written as one) stands after '='."""
+    rest = tokens.source[tokens.position : tokens.position + 1]
+    return (
+        tokens.check("STRING")
+        or tokens.check("NUMBER")
+        or rest in ("'", '"', "[", "{", "-")
+        or rest.isdigit()
+        or _BOOLEAN.match(tokens.source, tokens.position) is not None
+    )
+
+
+def _parse_literal(tokens: Tokenizer) -> Scalar:
+    """literal ::= string_literal | number_literal | "true" | "false" """
+    if tokens.source.startswith(("[", "{"), tokens.position):
+        tokens.fail(
+            "A mapping's literal is a quoted string, a number, true or false, "
+            "not a list or an object",
+            hint="send a list or an object from a field, e.g. a transform field that builds it",
+            start=tokens.position,
+            end=tokens.position + 1,
+        )
+    value, _ = parse_value(tokens, allow_variable=False)
+    assert not isinstance(value, VariableReference)
+    return value
 
 
 def _parse_source(tokens: Tokenizer, command: str, equals: Token) -> str:

@@ -175,6 +175,8 @@ def _source_value(
     """The value a mapping reads for one iteration; a value never produced is `Absent`,
     located from ``origin``, the command's instance (``'task.book.'``)."""
     source = mapping_flow.source
+    if mapping_flow.mapping.literal is not None:
+        return mapping_flow.mapping.literal
     if source is None:
         return values
     consumed = len(flow.inclusion.fields) if flow.inclusion else 0

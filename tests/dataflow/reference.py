@@ -418,7 +418,9 @@ class Accesses:
             isinstance(flow.command.command, AllCommand) and flow.command.command.has_multiplicity
         )
         for mapping in flow.mappings:
-            if mapping.source is None:
+            if mapping.is_literal:
+                pass  # a literal reads nothing
+            elif mapping.source is None:
                 access.sources |= set(self.registry.subtree_fields(flow.node))
             else:
                 access.sources |= self._along(flow.node, mapping.source.fields, whole=True)

@@ -384,7 +384,8 @@ class _Wiring:
         return self.drawing.choice(leaves) if leaves else None
 
     def _extras(self, destination: ClassSpec, source: str) -> list[str]:
-        """``prompt`` and ``outputs`` mappings of ``source`` to ``destination``."""
+        """``prompt`` and ``outputs`` mappings of ``source`` to ``destination``, and now and
+        then a literal ``prompt`` variable."""
         extras = []
         if self.drawing.chance(0.4):
             name = f"sent{next(self.names)}"
@@ -393,6 +394,10 @@ class _Wiring:
             holder.prose += f" Mind {{{name}}}."
         if self.drawing.chance(0.4):
             extras.append(f"outputs.extra{next(self.names)}={source}")
+        if self.drawing.chance(0.15):
+            name = f"tag{next(self.names)}"
+            extras.append(f'prompt.{name}="{name} literal"')
+            self.drawing.choice([destination, *destination.fields]).prose += f" Tag {{{name}}}."
         return extras
 
     def _scope(self) -> str:
@@ -552,7 +557,8 @@ class _Wiring:
         items.commands.append(f"! @all->{path}@{{{{value.{strs}={source}}}}}")
 
     def _broadcast(self) -> None:
-        """``@all ... *``: one value to every element of a list of another task."""
+        """``@all ... *``: one value (a field's, or a literal) to every element of a list of
+        another task."""
         found = self._sender()
         if found is None:
             return
@@ -569,7 +575,8 @@ class _Wiring:
         name = self._fresh_name(target_list.child, "stamp")
         target_list.child.fields.append(FieldSpec(name=name, kind="str", status="written"))
         path = f"{self._task_path(destination)}.{target_list.name}"
-        leaf.commands.append(f"! @all->{path}@{{{{value.{name}={leaf.name}}}}}*")
+        source = f'"{name} literal"' if self.drawing.chance(0.3) else leaf.name
+        leaf.commands.append(f"! @all->{path}@{{{{value.{name}={source}}}}}*")
 
     # -- transforms, references, models ---------------------------------------------------
 

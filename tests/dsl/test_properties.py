@@ -81,6 +81,8 @@ ASSIGNMENT_NAME = VARIABLE_NAME.filter(
     lambda name: assembly_name_problem(name, call_signatures()) is None
 )
 PATH = st.lists(IDENTIFIER, min_size=1, max_size=4).map(".".join)
+# A mapping source that is ``true`` or ``false`` alone is a literal, not a path.
+SOURCE_PATH = PATH.filter(lambda path: path not in ("true", "false"))
 VARIABLE_REFERENCE = VARIABLE_NAME.map(VariableReference)
 
 TRICKY_CHARACTERS = "\"'\\\n\r\t#,()[]{}=*@!-> abc"
@@ -115,7 +117,17 @@ def mapping_blocks(draw: st.DrawFn, *, allow_wildcard: bool) -> tuple[VariableMa
     targets = draw(st.lists(PATH, min_size=1, max_size=5))
     if kind == "implicit":
         return tuple(VariableMapping(target_path=target, source_path=None) for target in targets)
-    return tuple(VariableMapping(target_path=target, source_path=draw(PATH)) for target in targets)
+    return tuple(draw(explicit_mappings(target)) for target in targets)
+
+
+def explicit_mappings(target: str) -> st.SearchStrategy[VariableMapping]:
+    """``target=source`` with a source path or a literal (``"draft"``, ``3``, ``true``)."""
+    return st.one_of(
+        SOURCE_PATH.map(lambda source: VariableMapping(target_path=target, source_path=source)),
+        LITERAL_VALUE.map(
+            lambda literal: VariableMapping(target_path=target, source_path=None, literal=literal)
+        ),
+    )
 
 
 @st.composite
@@ -286,6 +298,8 @@ Gap = Callable[[], str]
 
 def _mapping_text(mapping: VariableMapping, gap: Gap) -> str:
     """One mapping, with layout around ``=``."""
+    if mapping.literal is not None:
+        return f"{mapping.target_path}{gap()}={gap()}{format_value(mapping.literal)}"
     if mapping.source_path is None:
         return mapping.target_path
     return f"{mapping.target_path}{gap()}={gap()}{mapping.source_path}"

@@ -141,7 +141,7 @@ def _mapping_events(
     sink = events
 
     def mapped(record: ProvenanceRecord) -> None:
-        if record.kind != "mapping":
+        if record.kind not in ("mapping", "literal"):
             return
         sink(
             ValueMapped(

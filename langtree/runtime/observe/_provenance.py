@@ -27,6 +27,7 @@ from typing import Literal
 
 from pydantic_core import to_jsonable_python
 
+from langtree.dsl import VariableMapping, format_value
 from langtree.errors import LangTreeError
 from langtree.prompts import (
     Address,
@@ -47,7 +48,7 @@ __all__ = [
     "prompt_sha256",
 ]
 
-ProvenanceKind = Literal["input", "default", "step", "mapping", "transform"]
+ProvenanceKind = Literal["input", "default", "step", "mapping", "literal", "transform"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +57,8 @@ class ProvenanceRecord:
 
     Attributes:
         kind: What wrote it: the caller's ``input``, a field's ``default``, a ``step``'s
-            output, a ``mapping`` of an ``@each``/``@all`` command, or a field's
+            output, a ``mapping`` of an ``@each``/``@all`` command, a ``literal`` such a
+            command's mapping sends (``value.status="draft"``), or a field's
             ``transform``.
         path: The field path, e.g. ``task.report.sections[0].summary``.
         value: The value written, as plain data.
@@ -69,8 +71,9 @@ class ProvenanceRecord:
         sample: How many samples the value aggregates (steps only; 1: not resampled).
         replayed: Whether the step's accepted answers came from the run's journal or
             response cache, not from a model call of this run (steps only).
-        command: The command's text as written (mappings only).
-        source: The mapping's source path, e.g. ``sections.summary`` (mappings only).
+        command: The command's text as written (mappings and literals).
+        source: The mapping's source path, e.g. ``sections.summary``, or the literal as
+            written, e.g. ``"draft"`` (mappings and literals).
         location: Where the command is written: ``Class.field``, or ``Class`` for its
             docstring (mappings and transforms).
         expression: The transform's Jinja2 expression (transforms only).
@@ -259,13 +262,14 @@ class ProvenanceLog:
         for path, value in self.snapshot(state, flow, instances).items():
             if path in before and before[path] == value:
                 continue
+            source = _source_for(flow, path)
             self._add(
-                "mapping",
+                "literal" if source.is_literal else "mapping",
                 path,
                 value,
                 at,
                 command=flow.command.extracted.text.strip(),
-                source=_source_for(flow, path),
+                source=source.text,
                 location=location,
             )
 
@@ -338,7 +342,15 @@ def _written_root(flow: Flow) -> str | None:
     return ".".join(flow.destination.node.tag.split(".")[:2])
 
 
-def _source_for(flow: Flow, path: str) -> str | None:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Source:
+    """What a mapping wrote from: a source path, or a literal as written (``"draft"``)."""
+
+    text: str | None
+    is_literal: bool = False
+
+
+def _source_for(flow: Flow, path: str) -> _Source:
     """The source of the mapping whose target field the path ends in (or passes)."""
     names = [part.split("[")[0] for part in path.split(".")]
     sources = []
@@ -347,9 +359,15 @@ def _source_for(flow: Flow, path: str) -> str | None:
             continue
         target = mapping_flow.target.fields[-1].name if mapping_flow.target.fields else None
         if target is not None and target in names:
-            return mapping_flow.mapping.source_path
-        sources.append(mapping_flow.mapping.source_path or "")
-    return ", ".join(sources) or None
+            return _mapping_source(mapping_flow.mapping)
+        sources.append(_mapping_source(mapping_flow.mapping).text or "")
+    return _Source(text=", ".join(sources) or None)
+
+
+def _mapping_source(mapping: VariableMapping) -> _Source:
+    if mapping.literal is not None:
+        return _Source(text=format_value(mapping.literal), is_literal=True)
+    return _Source(text=mapping.source_path)
 
 
 def _plain(value: object) -> object:

@@ -95,6 +95,8 @@ PAGE_TEMPLATE = (
 {%- if write.replayed %}, replayed{% endif %}
 {%- elif write.kind == "mapping" -%}the mapping of <code>{{ write.source }}</code> by <code>{{
   write.command }}</code> in <code>{{ write.location }}</code>
+{%- elif write.kind == "literal" -%}the literal <code>{{ write.source }}</code> of <code>{{
+  write.command }}</code> in <code>{{ write.location }}</code>
 {%- elif write.kind == "transform" -%}the transform <code>{{ write.expression }}</code>
 {%- else -%}<code>{{ write.kind }}</code>
 {%- endif %} at {{ write.at }}

@@ -104,6 +104,8 @@ def flow_reads(registry: NodeRegistry, flow: Flow) -> set[FieldKey]:
 def source_reads(registry: NodeRegistry, flow: Flow, mapping_flow: MappingFlow) -> set[FieldKey]:
     """The fields a mapping's source reads (``*``: the command's whole node)."""
     source = mapping_flow.source
+    if mapping_flow.is_literal:
+        return set()
     if source is None:
         return set(registry.subtree_fields(flow.node))
     return _path_keys(registry, flow.node, source.fields, whole=True)

@@ -47,7 +47,8 @@ class MappingFlow:
         scope: What the target is: a field (``value``), a prompt variable, a context
             entry (``outputs``), or an external prompt variable.
         name: The target without its scope: a field path, or a variable/entry name.
-        source: The source path resolved from the command's node (``None`` for ``*``).
+        source: The source path resolved from the command's node (``None`` for ``*``
+            and for a literal).
         target: The target field resolved from the destination (``value`` scope only).
         target_levels: List levels from the command's node down to the target field.
         plucks: The source's pluck operators (``items.*.id``); ``source`` is then the
@@ -61,6 +62,11 @@ class MappingFlow:
     target: ResolvedPath | None
     target_levels: int = 0
     plucks: tuple[Pluck, ...] = ()
+
+    @property
+    def is_literal(self) -> bool:
+        """Whether the mapping sends a literal value (it reads no field)."""
+        return self.mapping.is_literal
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -255,7 +261,7 @@ class _Resolver:
                     source=None if source is False else source,
                     target=target.target,
                     target_levels=target.levels,
-                    plucks=() if mapping.is_wildcard else _plucks_of(mapping),
+                    plucks=() if mapping.is_wildcard or mapping.is_literal else _plucks_of(mapping),
                 )
                 yield flow, source is not False
 
@@ -264,7 +270,7 @@ class _Resolver:
     ) -> ResolvedPath | Literal[False] | None:
         """The resolved source; sources under an iteration path that was reported as
         wrong are not resolved, as that would report the same problem again."""
-        if mapping.is_wildcard:
+        if mapping.is_wildcard or mapping.is_literal:
             return None
         path, plucks = split_plucks(mapping.resolved_source_path)
         consumed = 0

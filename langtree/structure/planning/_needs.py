@@ -312,6 +312,8 @@ class _NeedFinder:
 
     def _sources(self, flow: Flow, mapping_flow: MappingFlow) -> Iterator[FieldKey]:
         source = mapping_flow.source
+        if mapping_flow.is_literal:
+            return
         if source is None:
             yield from self.registry.subtree_fields(flow.node)
         elif source.field is None:

@@ -26,6 +26,7 @@ from langtree.structure.tree._registry import ResolvedPath
 from langtree.structure.tree._tree import NodeField
 from langtree.structure.types._annotations import item_type, strip_optional
 from langtree.structure.types._compatibility import check_mapping
+from langtree.structure.types._literals import literal_problem
 from langtree.structure.types._type_config import TypeMappingConfig
 
 __all__ = ["check_value_types"]
@@ -45,6 +46,8 @@ def check_value_types(flows: list[Flow], config: TypeMappingConfig) -> Iterator[
 
 
 def _problem(flow: Flow, mapping_flow: MappingFlow, config: TypeMappingConfig) -> Diagnostic | None:
+    if mapping_flow.mapping.literal is not None:
+        return _literal_problem(flow, mapping_flow)
     source_type, source_path = _source(flow, mapping_flow)
     target_type, target_path = _target(mapping_flow, whole=not flow.is_each)
     problem = check_mapping(source_path, source_type, target_path, target_type, config)
@@ -59,6 +62,20 @@ def _problem(flow: Flow, mapping_flow: MappingFlow, config: TypeMappingConfig) -
         span=mapping_flow.mapping.span,
         warning=problem.is_warning,
     )
+
+
+def _literal_problem(flow: Flow, mapping_flow: MappingFlow) -> Diagnostic | None:
+    """A literal fits each write of its target (`literal_problem()`); an ``@each`` target
+    with fewer list levels than the iteration receives a list of it per level it lacks."""
+    literal = mapping_flow.mapping.literal
+    assert literal is not None
+    target_type, target_path = _target(mapping_flow, whole=not flow.is_each)
+    missing = flow.depth - mapping_flow.target_levels if flow.is_each else 0
+    problem = literal_problem(literal, target_path, _strip_levels(target_type, max(missing, 0)))
+    if problem is None:
+        return None
+    message, hint = problem
+    return flow.command.diagnostic(message, hint=hint, span=mapping_flow.mapping.span)
 
 
 def _source(
