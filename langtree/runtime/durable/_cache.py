@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
-from dataclasses import KW_ONLY, dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TypeAlias
 
@@ -37,6 +38,8 @@ class ResponseCache:
         path: The SQLite file (created on the first run that uses it).
         max_age: Seconds after which a cached answer is asked for again and replaced
             (``None``: answers never expire).
+        clock: Seconds since the epoch (default ``time.time``): when an answer is
+            cached, and how old ``max_age`` finds it. Tests pass a fake clock.
 
     Examples:
         >>> ResponseCache("answers.sqlite", max_age=86_400).max_age
@@ -46,6 +49,7 @@ class ResponseCache:
     path: str | os.PathLike[str]
     _: KW_ONLY
     max_age: float | None = None
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
 
     def problems(self) -> Iterator[str]:
         """What is wrong with the cache's settings, one sentence each."""
@@ -55,6 +59,11 @@ class ResponseCache:
         seconds = isinstance(age, int | float) and not isinstance(age, bool) and math.isfinite(age)
         if age is not None and not (seconds and age > 0):
             yield f"cache max_age must be a number of seconds above 0 or None, got {age!r}"
+        if not callable(self.clock):
+            yield (
+                "cache clock must be a function returning seconds since the epoch, "
+                f"got {self.clock!r}"
+            )
 
 
 CacheSetting: TypeAlias = ResponseCache | str | os.PathLike[str]
@@ -107,7 +116,9 @@ def open_cache(cache: ResponseCache, journal: Journal | None) -> Journal:
         )
     # Not preloaded: the cache holds the calls of every run that used it, and a run
     # reads only its own.
-    return Journal(cache.path, max_age=cache.max_age, preload=False, kind="cache")
+    return Journal(
+        cache.path, max_age=cache.max_age, preload=False, kind="cache", clock=cache.clock
+    )
 
 
 def cache_report(cache: Journal) -> CacheReport:

@@ -36,9 +36,10 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from langtree.errors import ExecutionError, rebuilt_error
@@ -155,6 +156,8 @@ class Journal:
         preload: Read every answer when opening (``False``: look each call's answers up
             when asked; the report's ``unmatched`` is then 0).
         kind: What the file is to the user (``"journal"``, ``"cache"``), for messages.
+        clock: Seconds since the epoch (default ``time.time``): when an answer is
+            recorded, and how old ``max_age`` finds it. Tests pass a fake clock.
 
     Raises:
         ExecutionError: The file cannot be opened or created, is not a LangTree
@@ -168,10 +171,12 @@ class Journal:
         max_age: float | None = None,
         preload: bool = True,
         kind: str = "journal",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = Path(path)
         self.kind = kind
-        self._since = _since(max_age)
+        self._clock = clock
+        self._since = "" if max_age is None else _stamp(clock() - max_age)
         opened = open_file(self.path, kind)
         self._reader = opened.reader
         self.read_only = opened.read_only
@@ -351,7 +356,9 @@ class Journal:
                 connection.executemany(
                     f"INSERT OR REPLACE INTO answers ({COLUMNS}) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [_row(write.entry) for write in writes],
+                    # ``recorded_at``, which ``max_age`` counts from: when this
+                    # process wrote the batch.
+                    [_row(write.entry, _stamp(self._clock())) for write in writes],
                 )
             # Counted by the writer thread alone, and read once it has ended (close).
             self.recorded += len(writes)
@@ -411,11 +418,9 @@ def _checked_entry(path: Path, kind: str, row: Sequence[object]) -> JournalEntry
     return _entry(row[1:])
 
 
-def _since(max_age: float | None) -> str:
-    """The oldest time of an answer still replayed, as the file stores times."""
-    if max_age is None:
-        return ""
-    return (datetime.now(UTC) - timedelta(seconds=max_age)).isoformat()
+def _stamp(seconds: float) -> str:
+    """A time, in seconds since the epoch, as the file stores times (UTC ISO text)."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat()
 
 
 def _consecutive(entries: list[JournalEntry]) -> list[JournalEntry]:
@@ -430,7 +435,7 @@ def _consecutive(entries: list[JournalEntry]) -> list[JournalEntry]:
     return kept
 
 
-def _row(entry: JournalEntry) -> tuple[object, ...]:
+def _row(entry: JournalEntry, recorded_at: str) -> tuple[object, ...]:
     return (
         entry.key,
         entry.answer,
@@ -444,8 +449,7 @@ def _row(entry: JournalEntry) -> tuple[object, ...]:
         entry.error,
         None if entry.usage is None else json.dumps(entry.usage, default=str),
         entry.latency,
-        # ``recorded_at``: when this process wrote it, which ``max_age`` counts from.
-        datetime.now(UTC).isoformat(),
+        recorded_at,
     )
 
 

@@ -4,7 +4,6 @@ docs/durable.md)."""
 
 import itertools
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -125,18 +124,30 @@ def test_a_model_kept_out_of_the_cache_is_asked_anew_in_every_run(tmp_path: Path
     assert results[1].cache == CacheReport(path=str(cache), replayed=1, recorded=0)
 
 
+class FakeClock:
+    """Seconds since the epoch that move only when a test moves them."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_cached_answers_older_than_max_age_are_asked_for_again_and_replaced(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "answers.sqlite"
-    run_notes(LLMProvider({"fake": FakeChatModel(responder=answer)}, cache=path))
-    time.sleep(0.05)
+    clock = FakeClock(1_000_000.0)
+    first = LLMProvider({"fake": FakeChatModel(responder=answer)})
+    run_notes(first, cache=ResponseCache(path, clock=clock))
+    clock.now += 100  # the answers are 100 s old
     model = FakeChatModel(responder=answer)
     provider = LLMProvider({"fake": model})
 
-    fresh = run_notes(provider, cache=ResponseCache(path, max_age=3600))
-    expired = run_notes(provider, cache=ResponseCache(path, max_age=0.01))
-    renewed = run_notes(provider, cache=ResponseCache(path, max_age=3600))
+    fresh = run_notes(provider, cache=ResponseCache(path, max_age=101, clock=clock))
+    expired = run_notes(provider, cache=ResponseCache(path, max_age=99, clock=clock))
+    renewed = run_notes(provider, cache=ResponseCache(path, max_age=1, clock=clock))
 
     assert [fresh.cache, expired.cache, renewed.cache] == [
         CacheReport(path=str(path), replayed=4, recorded=0),
@@ -259,6 +270,11 @@ def test_a_wrong_provider_cache_is_a_structure_error(make: object, message: str)
             ResponseCache(Path("a.sqlite"), max_age=float("nan")),
             "cache max_age must be a number of seconds above 0 or None, got nan",
             id="nan-max-age",
+        ),
+        pytest.param(
+            ResponseCache(Path("a.sqlite"), clock=3),  # type: ignore[arg-type]
+            "cache clock must be a function returning seconds since the epoch, got 3",
+            id="clock-not-a-function",
         ),
     ],
 )

@@ -8,7 +8,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
@@ -191,13 +190,17 @@ def test_a_call_is_sent_once_every_answer_before_it_is_in_the_journal(tmp_path: 
 def test_answers_older_than_journal_max_age_are_asked_for_again(tmp_path: Path) -> None:
     journal = tmp_path / "run.sqlite"
     run(TaskNotes, NOTES, journal, FakeChatModel(responder=answer))
-    time.sleep(0.05)
+    # The answers were recorded on 1 January 2000: a run reads the machine's clock, and
+    # any clock of this century finds them more than a day and less than 300 years old.
+    with closing(sqlite3.connect(journal)) as connection, connection:
+        connection.execute("UPDATE answers SET recorded_at = '2000-01-01T00:00:00+00:00'")
     model = FakeChatModel(responder=answer)
     structure = notes_structure(model)
+    years_300, one_day = 300 * 365 * 86_400, 86_400
 
-    fresh = structure.run(NOTES, journal=journal, journal_max_age=3600)
-    expired = structure.run(NOTES, journal=journal, journal_max_age=0.01)
-    renewed = structure.run(NOTES, journal=journal, journal_max_age=3600)
+    fresh = structure.run(NOTES, journal=journal, journal_max_age=years_300)
+    expired = structure.run(NOTES, journal=journal, journal_max_age=one_day)
+    renewed = structure.run(NOTES, journal=journal, journal_max_age=one_day)
 
     assert [fresh.journal, expired.journal, renewed.journal] == [
         JournalReport(path=str(journal), replayed=4, recorded=0, unmatched=0),
